@@ -1,0 +1,44 @@
+# sluice: every target fans out over the modules named in go.work.
+SHELL := /bin/bash
+GO ?= go
+MODULES := $(shell $(GO) list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)/||" | sort)
+BENCHTIME ?= 1s
+BENCHCOUNT ?= 6
+
+.PHONY: all test bench lint tidy demo modules check-work
+
+all: lint test
+
+modules:
+	@printf '%s\n' $(MODULES)
+
+## test: every module's tests, with the race detector.
+test: check-work
+	@set -e; for m in $(MODULES); do \
+		echo "== go test -race $$m"; \
+		(cd $$m && $(GO) test -race -count=1 -timeout 20m ./...); \
+	done
+
+## bench: every module's benchmarks, with allocation counts.
+bench:
+	@set -e; for m in $(MODULES); do \
+		echo "== go test -bench $$m"; \
+		(cd $$m && $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./...); \
+	done
+
+## lint: gofmt and go vet over every module, and go.work/replace consistency.
+lint: check-work
+	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
+
+## tidy: go mod tidy in every module.
+tidy:
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) mod tidy); done
+
+## check-work: every directory with a go.mod is in go.work, and every sibling
+## requirement has a relative replace directive.
+check-work:
+	@bash scripts/check-work.sh
+
+demo:
+	$(GO) run ./cmd/sluice demo

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Checks that go.work lists every module of the repository and that each
+# module's requirements on sibling modules are replaced by relative paths
+# that exist. Prints what is wrong and exits non-zero.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix=github.com/sluicerpc/sluice
+status=0
+mods=$(find . -name go.mod -not -path './.git/*' -not -path '*/testdata/*' | sed 's|^\./||; s|/go.mod$||' | sort)
+for m in $mods; do
+	if ! grep -Eq "^[[:space:]]*\./$m\$|^use \./$m\$" go.work; then
+		echo "go.work does not use ./$m"; status=1
+	fi
+	# every sibling requirement needs a replace to an existing relative dir
+	for dep in $(grep -Eo "$prefix/[A-Za-z0-9_./-]+ v0\.0\.0" "$m/go.mod" | awk '{print $1}' | sort -u); do
+		rel=$(grep -E "^[[:space:]]*(replace[[:space:]]+)?$dep[[:space:]]+=>" "$m/go.mod" | sed -E 's/.*=>[[:space:]]*//' | awk '{print $1}' | head -1)
+		if [ -z "$rel" ]; then echo "$m/go.mod: $dep has no replace directive"; status=1; continue; fi
+		want=${dep#"$prefix/"}
+		if [ "$(cd "$m/$rel" 2>/dev/null && pwd)" != "$(pwd)/$want" ]; then
+			echo "$m/go.mod: $dep => $rel does not point at ./$want"; status=1
+		fi
+	done
+done
+exit $status

@@ -1,0 +1,3 @@
+module github.com/sluicerpc/sluice/spi
+
+go 1.26
