@@ -5,7 +5,10 @@ go 1.26
 require (
 	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0
 	github.com/sluicerpc/sluice/spi v0.0.0
+	github.com/stretchr/testify v1.12.1
 )
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
 
 replace (
 	github.com/sluicerpc/sluice/limiters/concurrency => ../limiters/concurrency

@@ -1,0 +1,235 @@
+package kernel
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicerpc/sluice/spi"
+)
+
+// Permit is one request's admission: the program it captured, the units it
+// holds, and its exactly-once release. It lives in storage the caller
+// already has per call (for example the server's call state), so the
+// immediate path allocates nothing. The zero Permit is idle and ready.
+//
+// Ownership: after a successful Kernel.Capture the permit owns a lease on
+// the captured program until Release (or until Admit refuses). After a
+// successful Admit it also holds one unit of every state on its route. The
+// caller must call Release exactly once after a successful Capture, whatever
+// ends the call; Release is safe to call more than once and from several
+// goroutines (later calls do nothing but count a double release), and is a
+// no-op on an idle permit. A released permit may be captured again.
+type Permit struct {
+	gen    *Generation[*program]
+	route  *route
+	status atomic.Uint32
+
+	// Refusal details, set before Admit returns a refusal.
+	reason  Reason
+	blocked *state
+	retryAt time.Time
+}
+
+const (
+	permitIdle uint32 = iota
+	permitCaptured
+	permitWaiting
+	permitGranted
+	permitRefused
+	permitReleased
+)
+
+func (p *Permit) capture(g *Generation[*program]) {
+	switch p.status.Load() {
+	case permitIdle, permitRefused, permitReleased:
+	default:
+		g.Release()
+		panic("kernel: Capture into a permit that is in use (Release it first)")
+	}
+	p.gen, p.route = g, nil
+	p.reason, p.blocked, p.retryAt = ReasonNone, nil, time.Time{}
+	p.status.Store(permitCaptured)
+}
+
+// Generation returns the number of the program the permit captured (0 if
+// none).
+func (p *Permit) Generation() uint64 {
+	if p.gen == nil {
+		return 0
+	}
+	return p.gen.value.gen
+}
+
+// Granted reports whether Admit granted the permit and it is not yet
+// released.
+func (p *Permit) Granted() bool { return p.status.Load() == permitGranted }
+
+// Reason returns why Admit refused (ReasonNone otherwise).
+func (p *Permit) Reason() Reason { return p.reason }
+
+// Scope names the state that refused, for example "method:echo/Say/
+// concurrency" (empty when the refusal was not a limiter's).
+func (p *Permit) Scope() string {
+	if p.blocked == nil {
+		return ""
+	}
+	return p.blocked.name
+}
+
+// RetryAt is the earliest time a retry could succeed, when a rate limiter
+// refused and said so; zero otherwise.
+func (p *Permit) RetryAt() time.Time { return p.retryAt }
+
+// Admit runs admission for req under the captured program: an immediate
+// grant, an immediate refusal, or a wait in the kernel's queue that ends in
+// a grant, a refusal (queue_timeout after the program's MaxQueueDelay,
+// unavailable at Seal) or ctx's error. Every scope of the route is acquired
+// from the captured program, all or nothing. On any non-nil error the
+// permit holds nothing: its lease is already returned.
+//
+// Admit must follow a successful Capture on this permit, once.
+func (p *Permit) Admit(ctx context.Context, req Request) error {
+	if !p.status.CompareAndSwap(permitCaptured, permitWaiting) {
+		panic("kernel: Admit on a permit that is not freshly captured")
+	}
+	prog := p.gen.value
+	if prog.sealed {
+		return p.refuse(ReasonUnavailable, nil, spi.Decision{})
+	}
+	if uint(req.Method) >= uint(len(prog.routes)) {
+		p.status.Store(permitRefused)
+		p.gen.Release()
+		return ErrUnknownMethod
+	}
+	r := &prog.routes[req.Method]
+	p.route = r
+	var now time.Time
+	if r.needsClock {
+		now = prog.k.clock.Now()
+	}
+	idx, d := r.tryAcquireNow(now)
+	if idx < 0 {
+		p.status.Store(permitGranted)
+		return nil
+	}
+	return p.wait(ctx, prog, req, idx, d, now)
+}
+
+// tryAcquireNow takes one unit of every state, in order, for a request that
+// is not queued: a state with waiters refuses it (no barging). It returns -1
+// on success, or the index of the state that refused and its decision, after
+// cancelling what earlier states granted.
+func (r *route) tryAcquireNow(now time.Time) (int, spi.Decision) {
+	for i := 0; i < r.n; i++ {
+		st := r.states[i]
+		var d spi.Decision
+		if st.waiting.Load() > 0 {
+			d = spi.RefuseUntilRelease()
+		} else if d = st.lim.TryAcquire(now, 1); d.Granted {
+			continue
+		}
+		r.cancel(now, i)
+		return i, d
+	}
+	return -1, spi.Decision{}
+}
+
+// tryAcquireFor is tryAcquireNow for the queued waiter with sequence seq:
+// only waiters older than it block it. k.qmu held.
+func (r *route) tryAcquireFor(seq uint64, now time.Time) (int, spi.Decision) {
+	for i := 0; i < r.n; i++ {
+		st := r.states[i]
+		var d spi.Decision
+		if h := st.head; h != nil && h.seq < seq {
+			d = spi.RefuseUntilRelease()
+		} else if d = st.lim.TryAcquire(now, 1); d.Granted {
+			continue
+		}
+		r.cancel(now, i)
+		return i, d
+	}
+	return -1, spi.Decision{}
+}
+
+// cancel gives back the units of states [0, upto).
+func (r *route) cancel(now time.Time, upto int) {
+	for j := upto - 1; j >= 0; j-- {
+		r.states[j].lim.Cancel(now, 1)
+	}
+}
+
+// Release ends the permit exactly once: it returns one unit to every state
+// the permit holds, hands freed capacity to the oldest eligible waiters, and
+// ends the program lease. See Permit for the rules on repeated calls.
+func (p *Permit) Release() {
+	for {
+		switch s := p.status.Load(); s {
+		case permitIdle:
+			return
+		case permitGranted:
+			if p.status.CompareAndSwap(s, permitReleased) {
+				k := p.gen.value.k
+				p.releaseUnits()
+				p.gen.Release()
+				if h := k.hooks; h != nil && h.afterRelease != nil {
+					h.afterRelease(p)
+				}
+				return
+			}
+		case permitCaptured:
+			if p.status.CompareAndSwap(s, permitReleased) {
+				p.gen.Release()
+				return
+			}
+		case permitRefused:
+			if p.status.CompareAndSwap(s, permitReleased) {
+				return
+			}
+		case permitReleased:
+			p.gen.value.k.doubleReleases.Add(1)
+			return
+		case permitWaiting:
+			panic("kernel: Release while Admit is in progress; cancel Admit's context instead")
+		}
+	}
+}
+
+// releaseUnits returns the route's units and dispatches waiters of states
+// that have any.
+func (p *Permit) releaseUnits() {
+	r := p.route
+	k := p.gen.value.k
+	var now time.Time
+	if r.needsClock {
+		now = k.clock.Now()
+	}
+	contended := false
+	for i := r.n - 1; i >= 0; i-- {
+		st := r.states[i]
+		st.lim.Release(now, 1)
+		if st.waiting.Load() > 0 {
+			contended = true
+		}
+	}
+	if contended {
+		k.dispatchStates(r.states[:r.n])
+	}
+}
+
+func (p *Permit) refuse(reason Reason, st *state, d spi.Decision) error {
+	p.reason, p.blocked = reason, st
+	if d.Hint == spi.HintAt {
+		p.retryAt = d.RetryAt
+	}
+	p.status.Store(permitRefused)
+	p.gen.Release()
+	return reason.err()
+}
+
+func reasonOf(st *state) Reason {
+	if st.class == spi.ClassRate {
+		return ReasonRate
+	}
+	return ReasonConcurrency
+}

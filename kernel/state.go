@@ -1,0 +1,78 @@
+package kernel
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicerpc/sluice/spi"
+)
+
+// state is one stable unit of admission state: a limiter bound to a scope.
+// Programs hold pointers to states; states outlive programs and are reused
+// by every later program that binds the same key.
+type state struct {
+	key   stateKey
+	name  string // "global/concurrency", "method:echo/Say/rate", ...
+	kind  spi.LimiterKind
+	class spi.Class
+	lim   spi.Limiter
+
+	// params are the committed parameters. Guarded by Kernel.mu.
+	params spi.Params
+
+	// refs counts unreclaimed programs that bind this state. Incremented
+	// under Kernel.mu at publication, decremented (lock-free) when a
+	// program drains. A state with refs == 0 has no holders and no
+	// waiters: both keep their program's lease.
+	refs atomic.Int64
+
+	// waiting counts waiters blocked on this state. Read without a lock
+	// on the immediate path so that a new request never takes capacity
+	// ahead of a waiter (no barging); changed under Kernel.qmu.
+	waiting atomic.Int32
+
+	// The FIFO of waiters blocked on this state, oldest first, and the
+	// pending retry-hint timer. Guarded by Kernel.qmu.
+	head, tail *waiter
+	hintTimer  *time.Timer
+	hintAt     time.Time
+}
+
+// insert links w into the list in seq order (oldest first). Guarded by qmu.
+func (s *state) insert(w *waiter) {
+	w.on = s
+	s.waiting.Add(1)
+	at := s.tail
+	for at != nil && at.seq > w.seq {
+		at = at.prev
+	}
+	w.prev = at
+	if at == nil {
+		w.next = s.head
+		s.head = w
+	} else {
+		w.next = at.next
+		at.next = w
+	}
+	if w.next == nil {
+		s.tail = w
+	} else {
+		w.next.prev = w
+	}
+}
+
+// remove unlinks w. Guarded by qmu.
+func (s *state) remove(w *waiter) {
+	if w.prev == nil {
+		s.head = w.next
+	} else {
+		w.prev.next = w.next
+	}
+	if w.next == nil {
+		s.tail = w.prev
+	} else {
+		w.next.prev = w.prev
+	}
+	w.prev, w.next, w.on = nil, nil, nil
+	s.waiting.Add(-1)
+}
