@@ -79,4 +79,3 @@ func cloneRules(m map[string]Rule) map[string]Rule {
 	}
 	return c
 }
-
