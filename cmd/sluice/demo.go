@@ -1,0 +1,576 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/limiters/concurrency"
+	"github.com/sluicerpc/sluice/spi"
+)
+
+// demoOptions configures the demo. The command line sets Workers, Seed and
+// Step; tests may shorten the rest.
+type demoOptions struct {
+	Workers int           // worker goroutines
+	Seed    uint64        // seed of every worker's random source
+	Step    time.Duration // pause after each step
+	// Sample is the interval between sample rows; 0 means Step/2.
+	Sample time.Duration
+	// LongHolders is how many permits are held across Disable and the
+	// re-Enable of step 8.
+	LongHolders int
+	// HoldMin and HoldMax bound how long a worker holds a permit.
+	HoldMin, HoldMax time.Duration
+	// AdmitTimeout is the context timeout of each Admit.
+	AdmitTimeout time.Duration
+	// WaitBound bounds how long a step waits for its precondition.
+	WaitBound time.Duration
+	// DrainTimeout bounds the final Drain.
+	DrainTimeout time.Duration
+}
+
+func defaultDemoOptions() demoOptions {
+	return demoOptions{
+		Workers:      16,
+		Seed:         1,
+		Step:         300 * time.Millisecond,
+		LongHolders:  2,
+		HoldMin:      2 * time.Millisecond,
+		HoldMax:      12 * time.Millisecond,
+		AdmitTimeout: 100 * time.Millisecond,
+		WaitBound:    2 * time.Second,
+		DrainTimeout: 5 * time.Second,
+	}
+}
+
+func (o demoOptions) validate() error {
+	switch {
+	case o.Workers < 4 || o.Workers > 4096:
+		return fmt.Errorf("-workers must be between 4 and 4096 (the scenario needs more than 2 concurrent holders), got %d", o.Workers)
+	case o.Step < minStep:
+		return fmt.Errorf("-step must be at least %s, got %s", minStep, o.Step)
+	case o.Sample < 0:
+		return fmt.Errorf("sample interval must not be negative, got %s", o.Sample)
+	case o.LongHolders < 1 || o.LongHolders >= o.Workers:
+		return fmt.Errorf("long holders must be between 1 and workers-1, got %d", o.LongHolders)
+	case o.HoldMin <= 0 || o.HoldMax < o.HoldMin:
+		return fmt.Errorf("hold times must satisfy 0 < min <= max, got %s..%s", o.HoldMin, o.HoldMax)
+	case o.AdmitTimeout <= 0 || o.WaitBound <= 0 || o.DrainTimeout <= 0:
+		return errors.New("timeouts must be positive")
+	}
+	return nil
+}
+
+func (o demoOptions) sampleEvery() time.Duration {
+	if o.Sample > 0 {
+		return o.Sample
+	}
+	return o.Step / 2
+}
+
+// The demo's catalog and configurations.
+const (
+	demoService    = "shop"
+	checkoutMethod = demoService + "/Checkout"
+	globalState    = "global/concurrency" // the kernel's name of the Global limit's state
+	checkoutScope  = "method:" + checkoutMethod
+)
+
+var (
+	queueWide   = kernel.QueuePolicy{MaxQueuedCalls: 8, MaxQueuedBytes: 64 << 10, MaxQueueDelay: 50 * time.Millisecond}
+	queueNarrow = kernel.QueuePolicy{MaxQueuedCalls: 1, MaxQueuedBytes: 64 << 10, MaxQueueDelay: 50 * time.Millisecond}
+)
+
+// demoConfig builds a complete candidate: a Global concurrency limit, a
+// queue policy, and a concurrency rule on Checkout when checkout > 0.
+func demoConfig(global int64, q kernel.QueuePolicy, checkout int64) kernel.Options {
+	o := kernel.Options{
+		Global: kernel.Rule{Limits: []spi.Spec{concurrency.Spec(global)}},
+		Queue:  q,
+	}
+	if checkout > 0 {
+		o.Methods = map[string]kernel.Rule{checkoutMethod: {Limits: []spi.Spec{concurrency.Spec(checkout)}}}
+	}
+	return o
+}
+
+// demoResult is what the demo observed.
+type demoResult struct {
+	OverAdmissions int64
+	CountersZero   bool
+	// CounterProblems says which counter was not zero at the end.
+	CounterProblems []string
+	// OverExamples describes the first over-admissions.
+	OverExamples []string
+}
+
+// OK reports whether every invariant held.
+func (r demoResult) OK() bool { return r.OverAdmissions == 0 && r.CountersZero }
+
+// InvariantsLine is the demo's last line of output.
+func (r demoResult) InvariantsLine() string {
+	return fmt.Sprintf("invariants: over_admissions=%d counters_zero=%t", r.OverAdmissions, r.CountersZero)
+}
+
+// Refusal kinds counted by the workers: the kernel's reasons, then these.
+const (
+	refusalCancelled = int(kernel.ReasonUnavailable) + 1 + iota // Admit's context ended
+	refusalOther                                                // any other error
+	refusalKinds
+)
+
+func refusalName(i int) string {
+	switch i {
+	case refusalCancelled:
+		return "cancelled"
+	case refusalOther:
+		return "other"
+	}
+	return kernel.Reason(i).String()
+}
+
+// demo is one run of the scenario.
+type demo struct {
+	opts     demoOptions
+	k        *kernel.Kernel
+	obs      *observer
+	tl       *timeline
+	browse   kernel.MethodID
+	checkout kernel.MethodID
+
+	admitted  atomic.Uint64 // grants by a program
+	bypassed  atomic.Uint64 // requests that ran while disabled
+	bypassing atomic.Int64  // of which still running
+	refusals  [refusalKinds]atomic.Uint64
+
+	// Long holders: the next longWanted grants are held until
+	// longRelease is closed.
+	longWanted  atomic.Int64
+	longHeld    atomic.Int64
+	longRelease chan struct{}
+	longOnce    sync.Once
+}
+
+func newDemo(w io.Writer, opts demoOptions) (*demo, error) {
+	var b kernel.CatalogBuilder
+	d := &demo{
+		opts:        opts,
+		browse:      b.MustAdd(demoService, "Browse"),
+		checkout:    b.MustAdd(demoService, "Checkout"),
+		longRelease: make(chan struct{}),
+		tl:          newTimeline(w, time.Now()),
+	}
+	k, err := kernel.New(kernel.Config{Catalog: b.Build()})
+	if err != nil {
+		return nil, err
+	}
+	d.k = k
+	d.obs = newObserver(k.Catalog())
+	return d, nil
+}
+
+// runDemo runs the scenario, printing the timeline to w, and returns what
+// it observed. The last line written is the invariants line. Cancelling ctx
+// ends the scenario early; the demo still stops its workers, drains the
+// kernel and checks the invariants. runDemo returns an error when a step
+// could not be carried out (the invariants are still reported).
+func runDemo(ctx context.Context, w io.Writer, opts demoOptions) (demoResult, error) {
+	if err := opts.validate(); err != nil {
+		return demoResult{}, err
+	}
+	d, err := newDemo(w, opts)
+	if err != nil {
+		return demoResult{}, err
+	}
+	d.tl.printf("sluice demo: service %s (Browse, Checkout), %d workers, seed %d, step %s",
+		demoService, opts.Workers, opts.Seed, opts.Step)
+	d.tl.header()
+
+	// Workers are stopped by finish, not by ctx, so an interrupted run
+	// still ends with every permit released.
+	workCtx, stopWork := context.WithCancel(context.Background())
+	var workers sync.WaitGroup
+	for i := range opts.Workers {
+		workers.Go(func() { d.worker(workCtx, i) })
+	}
+	sampleCtx, stopSampling := context.WithCancel(context.Background())
+	var sampler sync.WaitGroup
+	sampler.Go(func() { d.sample(sampleCtx) })
+
+	scriptErr := d.script(ctx)
+
+	stopSampling()
+	sampler.Wait()
+	res, finishErr := d.finish(stopWork, &workers)
+	d.report(res)
+	return res, errors.Join(scriptErr, finishErr, d.tl.Err())
+}
+
+// worker loops capture -> Admit -> hold -> Release until ctx ends.
+func (d *demo) worker(ctx context.Context, id int) {
+	rng := rand.New(rand.NewPCG(d.opts.Seed, uint64(id)))
+	var p kernel.Permit // reused: a released permit may be captured again
+	for ctx.Err() == nil {
+		m := d.browse
+		if rng.IntN(10) < 3 {
+			m = d.checkout
+		}
+		req := kernel.Request{Method: m, Bytes: 256 + rng.Int64N(4<<10-256+1)}
+		hold := d.opts.HoldMin + time.Duration(rng.Int64N(int64(d.opts.HoldMax-d.opts.HoldMin)+1))
+
+		e0 := d.obs.currentEpoch()
+		if !d.k.Capture(&p) {
+			// Disabled: the request bypasses admission and is not counted.
+			d.bypassed.Add(1)
+			d.bypassing.Add(1)
+			sleepCtx(ctx, hold)
+			d.bypassing.Add(-1)
+			continue
+		}
+		actx, cancel := context.WithTimeout(ctx, d.opts.AdmitTimeout)
+		err := p.Admit(actx, req)
+		cancel()
+		if err != nil {
+			p.Release() // a refused permit holds nothing; this only ends it
+			d.countRefusal(ctx, err)
+			sleepCtx(ctx, hold) // back off before the next request
+			continue
+		}
+		h := d.obs.granted(e0, p.Generation(), m)
+		d.admitted.Add(1)
+		if d.takeLongHold() {
+			d.longHeld.Add(1)
+			select {
+			case <-d.longRelease:
+			case <-ctx.Done():
+			}
+			d.longHeld.Add(-1)
+		} else {
+			sleepCtx(ctx, hold)
+		}
+		d.obs.released(h)
+		p.Release()
+	}
+}
+
+func (d *demo) countRefusal(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return // the demo is stopping; not a refusal
+	}
+	switch r, ok := kernel.ReasonOf(err); {
+	case ok:
+		d.refusals[r].Add(1)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		d.refusals[refusalCancelled].Add(1)
+	default:
+		d.refusals[refusalOther].Add(1)
+	}
+}
+
+func (d *demo) rejected() uint64 {
+	var n uint64
+	for i := range d.refusals {
+		n += d.refusals[i].Load()
+	}
+	return n
+}
+
+// takeLongHold claims one wanted long hold, if any is wanted.
+func (d *demo) takeLongHold() bool {
+	for {
+		n := d.longWanted.Load()
+		if n <= 0 {
+			return false
+		}
+		if d.longWanted.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
+}
+
+func (d *demo) releaseLongHolders() {
+	d.longWanted.Store(0)
+	d.longOnce.Do(func() { close(d.longRelease) })
+}
+
+// sample prints a sample row periodically until ctx ends.
+func (d *demo) sample(ctx context.Context) {
+	t := time.NewTicker(d.opts.sampleEvery())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			d.tl.row(d.snapshot(d.k.Stats(), "", ""))
+		}
+	}
+}
+
+// snapshot builds a table row from st and the demo's counters.
+func (d *demo) snapshot(st kernel.Stats, step, note string) timelineRow {
+	limit := int64(-1)
+	if st.Enabled {
+		if sc, ok := st.Scope(globalState); ok {
+			limit = sc.Limit
+		}
+	}
+	return timelineRow{
+		at:       time.Now(),
+		gen:      st.Generation,
+		step:     step,
+		limit:    limit,
+		active:   d.obs.holders("global"),
+		queued:   st.QueuedCalls,
+		admitted: d.admitted.Load(),
+		rejected: d.rejected(),
+		bypassed: d.bypassed.Load(),
+		note:     note,
+	}
+}
+
+// scenarioStep is one scripted step: run publishes and returns the note of
+// its row.
+type scenarioStep struct {
+	name string
+	run  func(ctx context.Context) (note string, err error)
+}
+
+// script runs steps 1 to 8, printing a row after each and pausing Step.
+func (d *demo) script(ctx context.Context) error {
+	for _, s := range d.steps() {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted before step %q: %w", s.name, err)
+		}
+		note, err := s.run(ctx)
+		if err != nil {
+			return fmt.Errorf("step %q: %w", s.name, err)
+		}
+		d.tl.row(d.snapshot(d.k.Stats(), s.name, note))
+		sleepCtx(ctx, d.opts.Step)
+	}
+	return nil
+}
+
+func (d *demo) steps() []scenarioStep {
+	return []scenarioStep{
+		{"1 start (disabled)", func(context.Context) (string, error) {
+			return "workers bypass admission", nil
+		}},
+		{"2 enable global=4", func(context.Context) (string, error) {
+			return "queue calls=8 bytes=64KiB delay=50ms", d.enable(demoConfig(4, queueWide, 0))
+		}},
+		{"3 grow global=8", func(context.Context) (string, error) {
+			return "exactly 4 more may enter; waiters are woken", d.update(demoConfig(8, queueWide, 0))
+		}},
+		{"4 shrink global=2", func(ctx context.Context) (string, error) {
+			met := d.waitFor(ctx, func() bool { return d.obs.holders("global") > 2 })
+			before := d.obs.holders("global")
+			if err := d.update(demoConfig(2, queueWide, 0)); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%d active at the shrink; they finish, nobody new enters until active < 2", before) + d.unmet(met), nil
+		}},
+		{"5 shrink queue calls=1", func(ctx context.Context) (string, error) {
+			met := d.waitFor(ctx, func() bool { return d.k.Stats().QueuedCalls >= 2 })
+			before := d.k.Stats().QueuedCalls
+			if err := d.update(demoConfig(2, queueNarrow, 0)); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%d queued at the shrink; none evicted, new waiters refused until < 1", before) + d.unmet(met), nil
+		}},
+		{"6a add rule Checkout=1", func(context.Context) (string, error) {
+			return "method shop/Checkout concurrency 1", d.update(demoConfig(2, queueNarrow, 1))
+		}},
+		{"6b remove rule Checkout", func(context.Context) (string, error) {
+			peak := d.obs.peak(checkoutScope)
+			return fmt.Sprintf("Checkout peak under the rule: %d", peak), d.update(demoConfig(2, queueNarrow, 0))
+		}},
+		{"7 disable", func(ctx context.Context) (string, error) {
+			want := int64(d.opts.LongHolders)
+			d.longWanted.Store(want)
+			met := d.waitFor(ctx, func() bool { return d.longHeld.Load() == want })
+			d.longWanted.Store(0)
+			if err := d.disable(); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%d long holders keep their permits; new requests bypass", d.longHeld.Load()) + d.unmet(met), nil
+		}},
+		{"8 re-enable global=2", func(context.Context) (string, error) {
+			held := d.longHeld.Load()
+			if err := d.enable(demoConfig(2, queueWide, 0)); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%d permits from before Disable still held and counted", held), nil
+		}},
+		{"8b old holders release", func(context.Context) (string, error) {
+			d.releaseLongHolders()
+			return "their units go to the queued waiters", nil
+		}},
+	}
+}
+
+// unmet annotates a step whose precondition did not happen within
+// WaitBound (the step is still carried out).
+func (d *demo) unmet(met bool) string {
+	if met {
+		return ""
+	}
+	return fmt.Sprintf(" (precondition not reached within %s)", d.opts.WaitBound)
+}
+
+// waitFor polls cond until it holds, ctx ends or WaitBound passes.
+func (d *demo) waitFor(ctx context.Context, cond func() bool) bool {
+	deadline := time.Now().Add(d.opts.WaitBound)
+	t := time.NewTicker(200 * time.Microsecond)
+	defer t.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
+}
+
+// enable, update and disable log the publication in the observer (which
+// bumps the epoch) before making it, and check that the kernel's generation
+// is the epoch.
+func (d *demo) enable(o kernel.Options) error {
+	e := d.obs.publishing(&o)
+	gen, err := d.k.Enable(o)
+	return published("Enable", e, gen, err)
+}
+
+func (d *demo) update(o kernel.Options) error {
+	e := d.obs.publishing(&o)
+	gen, err := d.k.Update(d.k.Generation(), o)
+	return published("Update", e, gen, err)
+}
+
+func (d *demo) disable() error {
+	e := d.obs.publishing(nil)
+	gen, err := d.k.Disable()
+	return published("Disable", e, gen, err)
+}
+
+func published(op string, epoch, gen uint64, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s (epoch %d): %s: %w", op, epoch, kernel.OutcomeOf(err), err)
+	}
+	if gen != epoch {
+		return fmt.Errorf("%s published generation %d but the observer logged epoch %d", op, gen, epoch)
+	}
+	return nil
+}
+
+// finish is step 9: stop the workers (every permit is released), Seal,
+// Drain, and check that every counter is back to zero.
+func (d *demo) finish(stopWork context.CancelFunc, workers *sync.WaitGroup) (demoResult, error) {
+	stopWork()
+	d.releaseLongHolders()
+	workers.Wait()
+
+	// Every permit is released: the states still exist and must be idle.
+	problems := counterProblems(d.k.Stats(), false)
+	d.k.Seal()
+	ctx, cancel := context.WithTimeout(context.Background(), d.opts.DrainTimeout)
+	drainErr := d.k.Drain(ctx)
+	cancel()
+	if drainErr != nil {
+		drainErr = fmt.Errorf("Drain: %w", drainErr)
+		problems = append(problems, drainErr.Error())
+	}
+	final := d.k.Stats()
+	problems = append(problems, counterProblems(final, true)...)
+	for _, h := range d.obs.nonZeroHolders() {
+		problems = append(problems, "demo holders "+h)
+	}
+	if n := d.bypassing.Load(); n != 0 {
+		problems = append(problems, fmt.Sprintf("demo bypassing=%d", n))
+	}
+
+	note := "all released, sealed, drained"
+	if len(problems) > 0 {
+		note = "counters not zero"
+	}
+	d.tl.row(d.snapshot(final, "9 stop, seal, drain", note))
+	return demoResult{
+		OverAdmissions:  d.obs.overAdmissions(),
+		CountersZero:    len(problems) == 0,
+		CounterProblems: problems,
+		OverExamples:    d.obs.overExamples(),
+	}, drainErr
+}
+
+// counterProblems lists the kernel counters of st that are not zero. Live
+// programs are only expected to be zero once drained.
+func counterProblems(st kernel.Stats, drained bool) []string {
+	var out []string
+	if st.QueuedCalls != 0 {
+		out = append(out, fmt.Sprintf("QueuedCalls=%d", st.QueuedCalls))
+	}
+	if st.QueuedBytes != 0 {
+		out = append(out, fmt.Sprintf("QueuedBytes=%d", st.QueuedBytes))
+	}
+	if st.DoubleReleases != 0 {
+		out = append(out, fmt.Sprintf("DoubleReleases=%d", st.DoubleReleases))
+	}
+	for _, sc := range st.Scopes {
+		if sc.InUse != 0 {
+			out = append(out, fmt.Sprintf("%s InUse=%d", sc.Name, sc.InUse))
+		}
+		if sc.Waiters != 0 {
+			out = append(out, fmt.Sprintf("%s Waiters=%d", sc.Name, sc.Waiters))
+		}
+	}
+	if drained && st.LivePrograms != 0 {
+		out = append(out, fmt.Sprintf("LivePrograms=%d", st.LivePrograms))
+	}
+	return out
+}
+
+// report prints the summary below the table, ending with the invariants
+// line.
+func (d *demo) report(res demoResult) {
+	var reasons []string
+	for i := range d.refusals {
+		if n := d.refusals[i].Load(); n > 0 {
+			reasons = append(reasons, fmt.Sprintf("%s=%d", refusalName(i), n))
+		}
+	}
+	if len(reasons) == 0 {
+		reasons = append(reasons, "none")
+	}
+	d.tl.printf("")
+	d.tl.printf("admitted=%d rejected=%d (%s) bypassed=%d", d.admitted.Load(), d.rejected(), strings.Join(reasons, " "), d.bypassed.Load())
+	d.tl.printf("peak holders: global=%d %s=%d", d.obs.peak("global"), checkoutScope, d.obs.peak(checkoutScope))
+	for _, ex := range res.OverExamples {
+		d.tl.printf("over-admission: %s", ex)
+	}
+	for _, p := range res.CounterProblems {
+		d.tl.printf("not zero: %s", p)
+	}
+	d.tl.printf("%s", res.InvariantsLine())
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
