@@ -10,75 +10,123 @@ import (
 // its drain callback runs exactly once, when it is retired and its last lease
 // has ended (at once if it had none).
 //
-// Readers call [Cell.Acquire] and [Generation.Release]; both are lock-free.
-// Writers ([Cell.Publish], [Cell.Clear]) must be serialized by the caller.
-// The zero Cell is empty and ready to use.
+// Readers call [Cell.Acquire] and [Lease.Release]; both are lock-free and
+// touch one of several lease counters chosen by a hint, so readers on
+// different cores do not contend on one cache line. Writers
+// ([Cell.Publish], [Cell.Clear]) must be serialized by the caller. The zero
+// Cell is empty and ready to use.
 type Cell[T any] struct {
 	cur atomic.Pointer[Generation[T]]
 }
 
-// Generation is one published value with its lease count.
+// leaseShards is the number of lease counters per generation (a power of
+// two).
+const leaseShards = 8
+
+// Generation is one published value with its lease counters.
 type Generation[T any] struct {
 	value   T
 	number  uint64
 	onDrain func(T)
-	// word is leases<<1 | retiredBit.
-	word atomic.Int64
+
+	retired atomic.Bool
+	drained atomic.Bool
+	_       [64]byte // keep the counters off the read-mostly fields' line
+	shards  [leaseShards]paddedCount
 }
 
-const retiredBit = 1
+type paddedCount struct {
+	n atomic.Int64
+	_ [56]byte
+}
 
-// Value returns the published value. It may be read while the caller holds
-// a lease, or on the writer's side.
+// Lease is one reader's hold on a generation. It is a small value the
+// reader keeps (for example in its per-call state) and releases exactly
+// once.
+type Lease[T any] struct {
+	g     *Generation[T]
+	shard uint32
+}
+
+// Generation returns the leased generation (nil for the zero Lease).
+func (l Lease[T]) Generation() *Generation[T] { return l.g }
+
+// Value returns the leased value.
+func (l Lease[T]) Value() T { return l.g.value }
+
+// Value returns the published value.
 func (g *Generation[T]) Value() T { return g.value }
 
 // Number returns the generation number given at publication.
 func (g *Generation[T]) Number() uint64 { return g.number }
 
-// Leases returns the number of leases held now.
-func (g *Generation[T]) Leases() int64 { return g.word.Load() >> 1 }
+// Leases returns the number of leases held now (a sum over the counters;
+// exact only when no lease is being taken or released).
+func (g *Generation[T]) Leases() int64 {
+	var n int64
+	for i := range g.shards {
+		n += g.shards[i].n.Load()
+	}
+	return n
+}
 
 // Retired reports whether a later publication (or Clear) replaced g.
-func (g *Generation[T]) Retired() bool { return g.word.Load()&retiredBit != 0 }
+func (g *Generation[T]) Retired() bool { return g.retired.Load() }
 
-// Acquire returns the current generation with one more lease on it, or nil
-// when the cell is empty. A generation retired between the load and the
-// lease is never leased: Acquire then retries on the newer one, so a
-// retired generation's lease count only goes down.
-func (c *Cell[T]) Acquire() *Generation[T] {
+// Drained reports whether g's drain callback has run.
+func (g *Generation[T]) Drained() bool { return g.drained.Load() }
+
+// Acquire returns a lease on the current generation, and false when the
+// cell is empty. hint spreads readers over the lease counters: pass
+// something that differs between concurrent readers and is cheap to get,
+// such as the address of the reader's per-call state. A generation retired
+// between the load and the lease is never leased: Acquire then retries on
+// the newer one.
+func (c *Cell[T]) Acquire(hint uintptr) (Lease[T], bool) {
+	shard := uint32((uint64(hint) * 0x9E3779B97F4A7C15) >> (64 - 3))
 	for {
 		g := c.cur.Load()
 		if g == nil {
-			return nil
+			return Lease[T]{}, false
 		}
-		if g.tryLease() {
-			return g
+		s := &g.shards[shard]
+		s.n.Add(1)
+		if !g.retired.Load() {
+			return Lease[T]{g: g, shard: shard}, true
 		}
+		// Retired between the load and the increment: undo, and let
+		// the undo finish a drain it may have delayed.
+		s.n.Add(-1)
+		g.maybeDrain()
 	}
 }
 
-func (g *Generation[T]) tryLease() bool {
-	for {
-		w := g.word.Load()
-		if w&retiredBit != 0 {
-			return false
-		}
-		if g.word.CompareAndSwap(w, w+2) {
-			return true
-		}
-	}
-}
-
-// Release ends one lease. The release that ends the last lease of a retired
-// generation runs its drain callback, on the calling goroutine. Releasing
-// more leases than were acquired panics.
-func (g *Generation[T]) Release() {
-	w := g.word.Add(-2)
-	switch {
-	case w == retiredBit:
-		g.drain()
-	case w < 0:
+// Release ends the lease. The release that ends the last lease of a
+// retired generation runs its drain callback, on the calling goroutine.
+// Releasing a lease twice is a caller bug that corrupts the count; callers
+// guard it (Permit does, with a compare-and-swap).
+func (l Lease[T]) Release() {
+	g := l.g
+	if n := g.shards[l.shard].n.Add(-1); n < 0 {
 		panic(fmt.Sprintf("kernel: generation %d released more leases than were acquired", g.number))
+	}
+	if g.retired.Load() {
+		g.maybeDrain()
+	}
+}
+
+// maybeDrain runs the drain callback once the generation is retired and no
+// lease remains. The sum over the counters is not one atomic read, but it
+// cannot miss a live lease: a successful lease is counted before its
+// Acquire saw the generation unretired, so before retirement, and so before
+// any sum that decides the drain; leases that fail only ever add
+// transiently, and re-check after undoing.
+func (g *Generation[T]) maybeDrain() {
+	if g.drained.Load() || g.Leases() != 0 {
+		return
+	}
+	if g.drained.CompareAndSwap(false, true) && g.onDrain != nil {
+		g.onDrain(g.value)
 	}
 }
 
@@ -106,17 +154,8 @@ func (c *Cell[T]) Clear() {
 }
 
 func (g *Generation[T]) retire() {
-	old := g.word.Or(retiredBit)
-	if old&retiredBit != 0 {
+	if g.retired.Swap(true) {
 		panic(fmt.Sprintf("kernel: generation %d retired twice", g.number))
 	}
-	if old == 0 {
-		g.drain()
-	}
-}
-
-func (g *Generation[T]) drain() {
-	if g.onDrain != nil {
-		g.onDrain(g.value)
-	}
+	g.maybeDrain()
 }

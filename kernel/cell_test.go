@@ -12,7 +12,8 @@ import (
 
 func TestCellEmptyAcquireIsNil(t *testing.T) {
 	var c kernel.Cell[string]
-	require.Nil(t, c.Acquire())
+	_, ok := c.Acquire(0)
+	require.False(t, ok)
 	require.Nil(t, c.Load())
 	c.Clear() // nothing to retire
 }
@@ -31,32 +32,38 @@ func TestCellDrainWaitsForLastLease(t *testing.T) {
 	var c kernel.Cell[string]
 	drains := 0
 	c.Publish("a", 1, func(string) { drains++ })
-	l1, l2 := c.Acquire(), c.Acquire()
-	require.Same(t, l1, l2)
+	l1, ok1 := c.Acquire(1)
+	l2, ok2 := c.Acquire(2) // another counter
+	require.True(t, ok1 && ok2)
+	g := l1.Generation()
+	require.Same(t, g, l2.Generation())
 	require.Equal(t, "a", l1.Value())
-	require.Equal(t, uint64(1), l1.Number())
-	require.EqualValues(t, 2, l1.Leases())
+	require.Equal(t, uint64(1), g.Number())
+	require.EqualValues(t, 2, g.Leases())
 
 	g2 := c.Publish("b", 2, nil)
-	require.True(t, l1.Retired())
+	require.True(t, g.Retired())
+	require.False(t, g.Drained())
 	require.Zero(t, drains, "leases still held")
 	// A reader after the publication never leases the retired value.
-	l3 := c.Acquire()
-	require.Same(t, g2, l3)
+	l3, ok := c.Acquire(3)
+	require.True(t, ok)
+	require.Same(t, g2, l3.Generation())
 	l3.Release()
 
 	l1.Release()
 	require.Zero(t, drains)
 	l2.Release()
 	require.Equal(t, 1, drains, "drained exactly when the last lease ended")
+	require.True(t, g.Drained())
 }
 
 func TestCellReleaseTooManyPanics(t *testing.T) {
 	var c kernel.Cell[int]
 	c.Publish(1, 1, nil)
-	g := c.Acquire()
-	g.Release()
-	require.Panics(t, g.Release)
+	l, _ := c.Acquire(7)
+	l.Release()
+	require.Panics(t, l.Release)
 }
 
 // Many readers lease and release while a writer publishes: every retired
@@ -78,7 +85,7 @@ func TestCellConcurrentDrainExactlyOnce(t *testing.T) {
 
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
-	for range 4 {
+	for i := range 4 {
 		wg.Go(func() {
 			for {
 				select {
@@ -86,15 +93,15 @@ func TestCellConcurrentDrainExactlyOnce(t *testing.T) {
 					return
 				default:
 				}
-				g := c.Acquire()
-				if g == nil {
+				l, ok := c.Acquire(uintptr(i))
+				if !ok {
 					continue
 				}
-				v := g.Value()
+				v := l.Value()
 				v.leases.Add(1)
 				require.Zero(t, v.drained.Load(), "leased after drain")
 				v.leases.Add(-1)
-				g.Release()
+				l.Release()
 			}
 		})
 	}

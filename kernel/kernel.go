@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/sluicerpc/sluice/spi"
 )
@@ -101,11 +102,11 @@ func (k *Kernel) Capture(p *Permit) bool {
 }
 
 func (k *Kernel) captureSlow(p *Permit) bool {
-	g := k.cell.Acquire()
-	if g == nil {
+	l, ok := k.cell.Acquire(uintptr(unsafe.Pointer(p)))
+	if !ok {
 		return false
 	}
-	p.capture(g)
+	p.capture(l)
 	if h := k.hooks; h != nil && h.afterCapture != nil {
 		h.afterCapture(p)
 	}

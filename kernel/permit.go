@@ -21,7 +21,7 @@ import (
 // goroutines (later calls do nothing but count a double release), and is a
 // no-op on an idle permit. A released permit may be captured again.
 type Permit struct {
-	gen    *Generation[*program]
+	lease  Lease[*program]
 	route  *route
 	status atomic.Uint32
 
@@ -40,14 +40,14 @@ const (
 	permitReleased
 )
 
-func (p *Permit) capture(g *Generation[*program]) {
+func (p *Permit) capture(l Lease[*program]) {
 	switch p.status.Load() {
 	case permitIdle, permitRefused, permitReleased:
 	default:
-		g.Release()
+		l.Release()
 		panic("kernel: Capture into a permit that is in use (Release it first)")
 	}
-	p.gen, p.route = g, nil
+	p.lease, p.route = l, nil
 	p.reason, p.blocked, p.retryAt = ReasonNone, nil, time.Time{}
 	p.status.Store(permitCaptured)
 }
@@ -55,10 +55,10 @@ func (p *Permit) capture(g *Generation[*program]) {
 // Generation returns the number of the program the permit captured (0 if
 // none).
 func (p *Permit) Generation() uint64 {
-	if p.gen == nil {
+	if p.lease.g == nil {
 		return 0
 	}
-	return p.gen.value.gen
+	return p.lease.g.value.gen
 }
 
 // Granted reports whether Admit granted the permit and it is not yet
@@ -90,16 +90,18 @@ func (p *Permit) RetryAt() time.Time { return p.retryAt }
 //
 // Admit must follow a successful Capture on this permit, once.
 func (p *Permit) Admit(ctx context.Context, req Request) error {
-	if !p.status.CompareAndSwap(permitCaptured, permitWaiting) {
+	// The status stays "captured" on the immediate path (one atomic write
+	// fewer); it becomes "waiting" only if the request queues.
+	if p.status.Load() != permitCaptured {
 		panic("kernel: Admit on a permit that is not freshly captured")
 	}
-	prog := p.gen.value
+	prog := p.lease.g.value
 	if prog.sealed {
 		return p.refuse(ReasonUnavailable, nil, spi.Decision{})
 	}
 	if uint(req.Method) >= uint(len(prog.routes)) {
 		p.status.Store(permitRefused)
-		p.gen.Release()
+		p.lease.Release()
 		return ErrUnknownMethod
 	}
 	r := &prog.routes[req.Method]
@@ -169,9 +171,9 @@ func (p *Permit) Release() {
 			return
 		case permitGranted:
 			if p.status.CompareAndSwap(s, permitReleased) {
-				k := p.gen.value.k
+				k := p.lease.g.value.k
 				p.releaseUnits()
-				p.gen.Release()
+				p.lease.Release()
 				if h := k.hooks; h != nil && h.afterRelease != nil {
 					h.afterRelease(p)
 				}
@@ -179,7 +181,7 @@ func (p *Permit) Release() {
 			}
 		case permitCaptured:
 			if p.status.CompareAndSwap(s, permitReleased) {
-				p.gen.Release()
+				p.lease.Release()
 				return
 			}
 		case permitRefused:
@@ -187,7 +189,7 @@ func (p *Permit) Release() {
 				return
 			}
 		case permitReleased:
-			p.gen.value.k.doubleReleases.Add(1)
+			p.lease.g.value.k.doubleReleases.Add(1)
 			return
 		case permitWaiting:
 			panic("kernel: Release while Admit is in progress; cancel Admit's context instead")
@@ -199,7 +201,7 @@ func (p *Permit) Release() {
 // that have any.
 func (p *Permit) releaseUnits() {
 	r := p.route
-	k := p.gen.value.k
+	k := p.lease.g.value.k
 	var now time.Time
 	if r.needsClock {
 		now = k.clock.Now()
@@ -223,7 +225,7 @@ func (p *Permit) refuse(reason Reason, st *state, d spi.Decision) error {
 		p.retryAt = d.RetryAt
 	}
 	p.status.Store(permitRefused)
-	p.gen.Release()
+	p.lease.Release()
 	return reason.err()
 }
 

@@ -48,10 +48,11 @@ func (p *Permit) wait(ctx context.Context, prog *program, req Request, idx int, 
 	}
 	if err := ctx.Err(); err != nil {
 		p.status.Store(permitRefused)
-		p.gen.Release()
+		p.lease.Release()
 		return err
 	}
 
+	p.status.Store(permitWaiting)
 	w := &waiter{permit: p, route: r, bytes: req.Bytes, ready: make(chan struct{})}
 	k.qmu.Lock()
 	if k.sealed.Load() {
@@ -93,7 +94,7 @@ func (p *Permit) wait(ctx context.Context, prog *program, req Request, idx int, 
 			// Granted while the caller gave up: give the units back.
 			p.releaseUnits()
 			p.status.Store(permitRefused)
-			p.gen.Release()
+			p.lease.Release()
 			return err
 		}
 		p.status.Store(permitGranted)
@@ -104,7 +105,7 @@ func (p *Permit) wait(ctx context.Context, prog *program, req Request, idx int, 
 		return p.refuse(ReasonQueueTimeout, w.lastBlocked(), spi.Decision{})
 	default:
 		p.status.Store(permitRefused)
-		p.gen.Release()
+		p.lease.Release()
 		return ctx.Err()
 	}
 }
