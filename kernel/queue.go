@@ -11,11 +11,10 @@ import (
 // waits; the immediate path never builds one. Fields other than ready are
 // guarded by Kernel.qmu.
 type waiter struct {
-	permit *Permit
-	route  *route
-	seq    uint64 // enqueue order, for FIFO across every state
-	bytes  int64
-	ready  chan struct{} // closed once outcome is decided
+	route *route
+	seq   uint64 // enqueue order, for FIFO across every state
+	bytes int64
+	ready chan struct{} // closed once outcome is decided
 
 	outcome    waiterOutcome
 	blockedOn  *state // the list w was on when it finished
@@ -53,7 +52,7 @@ func (p *Permit) wait(ctx context.Context, prog *program, req Request, idx int, 
 	}
 
 	p.status.Store(permitWaiting)
-	w := &waiter{permit: p, route: r, bytes: req.Bytes, ready: make(chan struct{})}
+	w := &waiter{route: r, bytes: req.Bytes, ready: make(chan struct{})}
 	k.qmu.Lock()
 	if k.sealed.Load() {
 		k.qmu.Unlock()
@@ -73,20 +72,23 @@ func (p *Permit) wait(ctx context.Context, prog *program, req Request, idx int, 
 	// happened before the retry, which then sees its capacity.
 	st.insert(w)
 	k.settleLocked(w, now)
+	decided := w.outcome != outcomeWaiting
 	k.qmu.Unlock()
 	if h := k.hooks; h != nil && h.afterEnqueue != nil {
 		h.afterEnqueue(p)
 	}
 
-	timer := time.NewTimer(q.MaxQueueDelay) // captured at enqueue
-	select {
-	case <-w.ready:
-	case <-ctx.Done():
-		k.abandon(w, outcomeCancelled)
-	case <-timer.C:
-		k.abandon(w, outcomeTimedOut)
+	if !decided {
+		timer := time.NewTimer(q.MaxQueueDelay) // captured at enqueue
+		select {
+		case <-w.ready:
+		case <-ctx.Done():
+			k.abandon(w, outcomeCancelled)
+		case <-timer.C:
+			k.abandon(w, outcomeTimedOut)
+		}
+		timer.Stop()
 	}
-	timer.Stop()
 
 	switch w.outcome {
 	case outcomeGranted:
