@@ -110,7 +110,7 @@ func (p *Permit) Admit(ctx context.Context, req Request) error {
 	if r.needsClock {
 		now = prog.k.clock.Now()
 	}
-	idx, d := r.tryAcquireNow(now)
+	idx, d := r.tryAcquire(now, nil)
 	if idx < 0 {
 		p.status.Store(permitGranted)
 		return nil
@@ -118,32 +118,17 @@ func (p *Permit) Admit(ctx context.Context, req Request) error {
 	return p.wait(ctx, prog, req, idx, d, now)
 }
 
-// tryAcquireNow takes one unit of every state, in order, for a request that
-// is not queued: a state with waiters refuses it (no barging). It returns -1
-// on success, or the index of the state that refused and its decision, after
-// cancelling what earlier states granted.
-func (r *route) tryAcquireNow(now time.Time) (int, spi.Decision) {
+// tryAcquire takes one unit of every state, in order, all or nothing. w is
+// nil for a request that is not queued: any waiter on a state refuses it
+// (no barging); a queued waiter is refused only by waiters older than it,
+// and then k.qmu is held. It returns -1 on success, or the index of the
+// state that refused and its decision, after cancelling what earlier
+// states granted.
+func (r *route) tryAcquire(now time.Time, w *waiter) (int, spi.Decision) {
 	for i := 0; i < r.n; i++ {
 		st := r.states[i]
 		var d spi.Decision
-		if st.waiting.Load() > 0 {
-			d = spi.RefuseUntilRelease()
-		} else if d = st.lim.TryAcquire(now, 1); d.Granted {
-			continue
-		}
-		r.cancel(now, i)
-		return i, d
-	}
-	return -1, spi.Decision{}
-}
-
-// tryAcquireFor is tryAcquireNow for the queued waiter with sequence seq:
-// only waiters older than it block it. k.qmu held.
-func (r *route) tryAcquireFor(seq uint64, now time.Time) (int, spi.Decision) {
-	for i := 0; i < r.n; i++ {
-		st := r.states[i]
-		var d spi.Decision
-		if h := st.head; h != nil && h.seq < seq {
+		if st.hasWaiterBefore(w) {
 			d = spi.RefuseUntilRelease()
 		} else if d = st.lim.TryAcquire(now, 1); d.Granted {
 			continue

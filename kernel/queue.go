@@ -139,7 +139,7 @@ func (k *Kernel) finishLocked(w *waiter, o waiterOutcome) {
 // the state that now refuses it. k.qmu held.
 func (k *Kernel) settleLocked(w *waiter, now time.Time) {
 	for {
-		idx, d := w.route.tryAcquireFor(w.seq, now)
+		idx, d := w.route.tryAcquire(now, w)
 		if idx < 0 {
 			k.finishLocked(w, outcomeGranted)
 			return
@@ -186,7 +186,7 @@ func (k *Kernel) dispatchStates(states []*state) {
 func (k *Kernel) dispatchLocked(st *state, now time.Time) {
 	for w := st.head; w != nil; {
 		next := w.next
-		idx, d := w.route.tryAcquireFor(w.seq, now)
+		idx, d := w.route.tryAcquire(now, w)
 		if idx < 0 {
 			k.finishLocked(w, outcomeGranted)
 			w = next

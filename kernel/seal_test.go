@@ -17,7 +17,9 @@ import (
 func TestSealEndsWaitersLetsHoldersFinishAndDrainsOnce(t *testing.T) {
 	f := newFixture(t)
 	f.enable(withQueue(globalOnly(1), 8, 1024, time.Minute))
-	holder := f.grant(f.say)
+	holder := f.grant(f.say) // holds the program that the update retires
+	f.update(withQueue(kernel.Options{Global: conc(1), Methods: map[string]kernel.Rule{mathAdd: conc(1)}}, 8, 1024, time.Minute))
+	require.EqualValues(t, 2, f.k.Stats().LivePrograms, "current and retired")
 	w1 := f.queue(context.Background(), kernel.Request{Method: f.say, Bytes: 10})
 	w2 := f.queue(context.Background(), kernel.Request{Method: f.add, Bytes: 20})
 

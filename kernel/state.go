@@ -38,6 +38,17 @@ type state struct {
 	hintAt     time.Time
 }
 
+// hasWaiterBefore reports whether a waiter ahead of w is blocked on s. For
+// w == nil (a request that is not queued) any waiter counts, read without a
+// lock; otherwise k.qmu is held.
+func (s *state) hasWaiterBefore(w *waiter) bool {
+	if w == nil {
+		return s.waiting.Load() > 0
+	}
+	h := s.head
+	return h != nil && h.seq < w.seq
+}
+
 // insert links w into the list in seq order (oldest first). Guarded by qmu.
 func (s *state) insert(w *waiter) {
 	w.on = s

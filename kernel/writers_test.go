@@ -96,6 +96,7 @@ func TestLosingCandidateNeverCommits(t *testing.T) {
 	require.Equal(t, gb, w.f.k.Generation())
 	require.EqualValues(t, 20, w.liveLimit())
 	require.Equal(t, []int64{20}, w.kind.commits(), "the loser never touched the live limit")
+	require.Equal(t, 1, w.f.k.Stats().States, "the loser's prepared state was never registered")
 }
 
 func TestUpdateLosesToDisable(t *testing.T) {
