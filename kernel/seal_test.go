@@ -2,7 +2,9 @@ package kernel_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -167,6 +169,7 @@ func TestSealRacingWriters(t *testing.T) {
 	f.k.SetHooks(nil)
 	f.enable(globalOnly(4))
 	var wg sync.WaitGroup
+	var attempts atomic.Int64
 	stop := make(chan struct{})
 	for i := range 4 {
 		wg.Go(func() {
@@ -176,6 +179,7 @@ func TestSealRacingWriters(t *testing.T) {
 					return
 				default:
 				}
+				attempts.Add(1)
 				switch i {
 				case 0:
 					_, _ = f.k.Disable()
@@ -187,10 +191,17 @@ func TestSealRacingWriters(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(20 * time.Millisecond)
+	// Seal once the writers have published a good number of times, and
+	// keep them writing for as many attempts again afterwards.
+	for f.k.Generation() < 200 {
+		runtime.Gosched()
+	}
 	f.k.Seal()
 	sealedAt := f.k.Generation()
-	time.Sleep(20 * time.Millisecond)
+	after := attempts.Load()
+	for attempts.Load() < after+200 {
+		runtime.Gosched()
+	}
 	close(stop)
 	wg.Wait()
 	require.Equal(t, sealedAt, f.k.Generation())

@@ -21,4 +21,7 @@ for m in $mods; do
 		fi
 	done
 done
+# spi is the contract third parties build on: standard library only.
+nonstd=$(cd spi && go list -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' ./... | grep -v "^$prefix/spi" || true)
+if [ -n "$nonstd" ]; then echo "spi imports outside the standard library: $nonstd"; status=1; fi
 exit $status
