@@ -48,8 +48,9 @@ type Limiter interface {
 	TryAcquire(now time.Time, n int64) Decision
 
 	// Release tells the limiter that the holder of n granted units has
-	// finished. Concurrency limiters return the units; rate limiters keep
-	// the quota consumed.
+	// finished. Concurrency limiters return the units; for rate limiters
+	// it is a no-op (taken quota stays taken), and the kernel does not
+	// call it on them.
 	Release(now time.Time, n int64)
 
 	// Cancel gives back n units that were granted but never used, as if
