@@ -37,6 +37,10 @@ type Kernel struct {
 	enabled  bool
 	sealed   atomic.Bool
 	registry map[stateKey]*state
+	// lastRate is the rate lineage of each scope bound by the last
+	// enabled program: what the next Update or Enable continues.
+	lastRate map[Scope]*state
+	lineages uint64 // lineage numbers handed out
 	programs []*program // published and not yet swept once drained
 
 	// qmu guards every waiter list and the shared queue accounting.

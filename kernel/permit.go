@@ -110,40 +110,46 @@ func (p *Permit) Admit(ctx context.Context, req Request) error {
 	if r.needsClock {
 		now = prog.k.clock.Now()
 	}
-	idx, d := r.tryAcquire(now, nil)
-	if idx < 0 {
+	st, d := r.tryAcquire(now, nil)
+	if st == nil {
 		p.status.Store(permitGranted)
 		return nil
 	}
-	return p.wait(ctx, prog, req, idx, d, now)
+	return p.wait(ctx, prog, req, st, d, now)
 }
 
 // tryAcquire takes one unit of every state, in order, all or nothing. w is
 // nil for a request that is not queued: any waiter on a state refuses it
 // (no barging); a queued waiter is refused only by waiters older than it,
-// and then k.qmu is held. It returns -1 on success, or the index of the
-// state that refused and its decision, after cancelling what earlier
-// states granted.
-func (r *route) tryAcquire(now time.Time, w *waiter) (int, spi.Decision) {
+// and then k.qmu is held. A rate state that a later lineage replaced is
+// resolved to the newest lineage, so late requests of an old program are
+// charged where new ones are. It returns nil on success, or the state that
+// refused and its decision, after cancelling what earlier states granted.
+func (r *route) tryAcquire(now time.Time, w *waiter) (*state, spi.Decision) {
+	var got [maxRouteStates]*state
 	for i := 0; i < r.n; i++ {
-		st := r.states[i]
+		st := r.states[i].current()
 		var d spi.Decision
 		if st.hasWaiterBefore(w) {
 			d = spi.RefuseUntilRelease()
-		} else if d = st.lim.TryAcquire(now, 1); d.Granted {
+		} else if d = st.lim.TryAcquire(now, 1); !d.Granted && d.Hint == spi.HintNever {
+			// A lineage sealed by a handover refuses forever: go to
+			// its successor if it is already linked.
+			if next := st.current(); next != st {
+				st = next
+				d = st.lim.TryAcquire(now, 1)
+			}
+		}
+		if d.Granted {
+			got[i] = st
 			continue
 		}
-		r.cancel(now, i)
-		return i, d
+		for j := i - 1; j >= 0; j-- {
+			got[j].lim.Cancel(now, 1)
+		}
+		return st, d
 	}
-	return -1, spi.Decision{}
-}
-
-// cancel gives back the units of states [0, upto).
-func (r *route) cancel(now time.Time, upto int) {
-	for j := upto - 1; j >= 0; j-- {
-		r.states[j].lim.Cancel(now, 1)
-	}
+	return nil, spi.Decision{}
 }
 
 // Release ends the permit exactly once: it returns one unit to every state
@@ -194,6 +200,9 @@ func (p *Permit) releaseUnits() {
 	contended := false
 	for i := r.n - 1; i >= 0; i-- {
 		st := r.states[i]
+		if st.class != spi.ClassConcurrency {
+			continue // taken quota stays taken
+		}
 		st.lim.Release(now, 1)
 		if st.waiting.Load() > 0 {
 			contended = true

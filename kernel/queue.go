@@ -34,10 +34,9 @@ const (
 
 // wait queues the request whose immediate attempt state idx refused with d,
 // if its program allows, and waits for the outcome.
-func (p *Permit) wait(ctx context.Context, prog *program, req Request, idx int, d spi.Decision, now time.Time) error {
+func (p *Permit) wait(ctx context.Context, prog *program, req Request, st *state, d spi.Decision, now time.Time) error {
 	k := prog.k
 	r := p.route
-	st := r.states[idx]
 	q := prog.queue
 	if !q.Enabled() || (req.OneWay && !q.QueueOneWayCalls) || d.Hint == spi.HintNever {
 		return p.refuse(reasonOf(st), st, d)
@@ -139,12 +138,11 @@ func (k *Kernel) finishLocked(w *waiter, o waiterOutcome) {
 // the state that now refuses it. k.qmu held.
 func (k *Kernel) settleLocked(w *waiter, now time.Time) {
 	for {
-		idx, d := w.route.tryAcquire(now, w)
-		if idx < 0 {
+		x, d := w.route.tryAcquire(now, w)
+		if x == nil {
 			k.finishLocked(w, outcomeGranted)
 			return
 		}
-		x := w.route.states[idx]
 		k.armHintLocked(x, d, now)
 		if x == w.on {
 			return
@@ -186,13 +184,12 @@ func (k *Kernel) dispatchStates(states []*state) {
 func (k *Kernel) dispatchLocked(st *state, now time.Time) {
 	for w := st.head; w != nil; {
 		next := w.next
-		idx, d := w.route.tryAcquire(now, w)
-		if idx < 0 {
+		x, d := w.route.tryAcquire(now, w)
+		if x == nil {
 			k.finishLocked(w, outcomeGranted)
 			w = next
 			continue
 		}
-		x := w.route.states[idx]
 		k.armHintLocked(x, d, now)
 		if x == st {
 			return

@@ -40,6 +40,10 @@ type Scope struct {
 type stateKey struct {
 	scope Scope
 	class spi.Class
+	// lineage numbers the rate states of a scope (0 for concurrency): a
+	// removed and re-added rate limit, or a replaced algorithm, starts a
+	// new lineage.
+	lineage uint64
 }
 
 func scopeName(c *Catalog, s Scope) string {

@@ -20,6 +20,11 @@ type state struct {
 	// params are the committed parameters. Guarded by Kernel.mu.
 	params spi.Params
 
+	// succ is set when a later rate lineage replaced this one (algorithm
+	// replaced): requests that still route here, because they captured
+	// an older program, are charged to the newest lineage instead.
+	succ atomic.Pointer[state]
+
 	// refs counts unreclaimed programs that bind this state. Incremented
 	// under Kernel.mu at publication, decremented (lock-free) when a
 	// program drains. A state with refs == 0 has no holders and no
@@ -36,6 +41,18 @@ type state struct {
 	head, tail *waiter
 	hintTimer  *time.Timer
 	hintAt     time.Time
+}
+
+// current follows succ to the newest lineage (s itself for almost every
+// state: one atomic load).
+func (s *state) current() *state {
+	for {
+		n := s.succ.Load()
+		if n == nil {
+			return s
+		}
+		s = n
+	}
 }
 
 // hasWaiterBefore reports whether a waiter ahead of w is blocked on s. For
