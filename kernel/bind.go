@@ -19,7 +19,27 @@ type binder struct {
 	changes   []paramChange
 	handovers []handover
 	probs     problems
+
+	// The partition namespace: a new one to register, or a live one
+	// whose targets and per-partition rule change in place.
+	newNS  *namespace
+	liveNS *namespace
+	nsPlan nsPlan
+	nsDesc *partDesc
 }
+
+// nsPlan says, per class slot, how the entries of a live namespace change.
+type nsPlan [2]nsSlotChange
+
+type nsSlotChange uint8
+
+const (
+	nsKeep nsSlotChange = iota
+	nsAdd
+	nsRemove
+	nsReconfigure
+	nsHandover
+)
 
 type paramChange struct {
 	st       *state
@@ -59,6 +79,10 @@ func (k *Kernel) bind(c *candidate) (*program, []*state, error) {
 			bound[i] = b.bindConcurrency(d)
 		}
 	}
+	var ns *namespace
+	if c.part != nil {
+		ns = b.bindNamespace(c.part, k.lastNS)
+	}
 	if err := b.probs.err(); err != nil {
 		return nil, nil, err
 	}
@@ -71,7 +95,16 @@ func (k *Kernel) bind(c *candidate) (*program, []*state, error) {
 		routes: compile(c, bound, k.cat),
 		queue:  c.opts.Queue,
 		opts:   c.opts,
+		part:   ns,
 	}
+	if ns != nil {
+		p.selector = c.part.policy.Selector.Key
+		ns.refs.Add(1)
+		for i := range p.routes {
+			p.routes[i].needsClock = true // idle tracking reads the clock
+		}
+	}
+	k.lastNS = ns
 	seen := make(map[*state]bool, len(bound))
 	for _, st := range bound {
 		if !seen[st] {
@@ -149,23 +182,107 @@ func (b *binder) bindRate(d stateDesc, prev *state) *state {
 	return st
 }
 
-// commit applies the binder's changes to stable state.
+// bindNamespace resolves the partition namespace: the live one of the
+// last enabled program when the selector identity is the same, otherwise
+// a new, empty one.
+func (b *binder) bindNamespace(d *partDesc, prev *namespace) *namespace {
+	b.nsDesc = d
+	if prev != nil && prev.refs.Load() == 0 {
+		prev = nil // reclaimed
+	}
+	if prev == nil || prev.key != d.key {
+		b.newNS = newNamespace(d.key, int64(d.policy.MaxPartitions), d.policy.IdleTimeout, d.spec, b.now)
+		return b.newNS
+	}
+	b.liveNS = prev
+	old := prev.spec.Load()
+	for slot := range 2 {
+		ok, nk := old.kinds[slot], d.spec.kinds[slot]
+		field := fmt.Sprintf("Partition.Rule.Limits[%s]", spi.Class(slot+1))
+		switch {
+		case ok == nil && nk == nil:
+		case ok == nil:
+			b.nsPlan[slot] = nsAdd
+		case nk == nil:
+			b.nsPlan[slot] = nsRemove
+		case ok.Name() == nk.Name():
+			if !old.params[slot].Equal(d.spec.params[slot]) {
+				b.nsPlan[slot] = nsReconfigure
+			}
+		case slot == 0:
+			b.probs.add(field+".Kind", fmt.Sprintf("cannot replace the partitions' concurrency limiter kind %q with %q while the namespace is live; change the selector version to start a new namespace", ok.Name(), nk.Name()))
+		default:
+			if _, canHand := prev.def.states.Load().s[slot].lim.(spi.Handover); !canHand {
+				b.probs.add(field+".Kind", fmt.Sprintf("cannot replace rate limiter kind %q: it does not implement spi.Handover, so its usage cannot be carried", ok.Name()))
+			} else if _, canInherit := d.spares[slot].(spi.Inheritor); !canInherit {
+				b.probs.add(field+".Kind", fmt.Sprintf("cannot replace rate limiter kind %q with %q: the new kind does not implement spi.Inheritor, so the old usage cannot be carried", ok.Name(), nk.Name()))
+			} else {
+				b.nsPlan[slot] = nsHandover
+			}
+		}
+	}
+	return prev
+}
+
+// commit applies the binder's changes to stable state: first every step
+// that can fail (parameter changes), undone in reverse if one fails; then
+// the steps that cannot fail.
 func (b *binder) commit() error {
 	if h := b.k.hooks; h != nil && h.beforeCommit != nil {
 		h.beforeCommit()
 	}
-	for i, ch := range b.changes {
-		if err := ch.st.lim.Reconfigure(b.now, ch.new); err != nil {
-			for _, done := range slices.Backward(b.changes[:i]) {
-				// Best effort: the old parameters were valid a moment ago.
-				_ = done.st.lim.Reconfigure(b.now, done.old)
-			}
-			b.probs.add(ch.field, "reconfigure failed: "+err.Error())
-			return b.probs.err()
+	if ns := b.liveNS; ns != nil {
+		// No entry is created with the old rule while it changes.
+		ns.insertMu.Lock()
+		defer ns.insertMu.Unlock()
+	}
+	var undo []func()
+	fail := func(field string, err error) error {
+		for _, u := range slices.Backward(undo) {
+			u()
 		}
+		b.probs.add(field, "reconfigure failed: "+err.Error())
+		return b.probs.err()
+	}
+	reconfigure := func(st *state, to spi.Params, field string) error {
+		from := st.params
+		if err := st.lim.Reconfigure(b.now, to); err != nil {
+			return fail(field, err)
+		}
+		// Best effort on undo: the old parameters were valid a moment ago.
+		undo = append(undo, func() { _ = st.lim.Reconfigure(b.now, from) })
+		return nil
 	}
 	for _, ch := range b.changes {
+		if err := reconfigure(ch.st, ch.new, ch.field); err != nil {
+			return err
+		}
+	}
+	var entryErr error
+	for slot, change := range b.nsPlan {
+		if change != nsReconfigure || entryErr != nil {
+			continue
+		}
+		to := b.nsDesc.spec.params[slot]
+		b.liveNS.eachEntry(func(e *partEntry) {
+			if entryErr == nil {
+				entryErr = reconfigure(e.states.Load().s[slot], to, "Partition.Rule")
+			}
+		})
+	}
+	if entryErr != nil {
+		return entryErr
+	}
+
+	// Nothing below can fail.
+	for _, ch := range b.changes {
 		ch.st.params = ch.new
+	}
+	if ns := b.liveNS; ns != nil {
+		b.commitNamespace(ns)
+	}
+	if b.newNS != nil {
+		b.k.spaces = append(b.k.spaces, b.newNS)
 	}
 	for _, h := range b.handovers {
 		// The successor inherits before any request can be redirected
@@ -181,6 +298,38 @@ func (b *binder) commit() error {
 	return nil
 }
 
+// commitNamespace applies the live targets and the per-partition rule to a
+// namespace that the new program keeps. ns.insertMu held.
+func (b *binder) commitNamespace(ns *namespace) {
+	d := b.nsDesc
+	ns.max.Store(int64(d.policy.MaxPartitions))
+	ns.idle.Store(int64(d.policy.IdleTimeout))
+	ns.eachEntry(func(e *partEntry) {
+		old := e.states.Load()
+		next := *old
+		for slot, change := range b.nsPlan {
+			switch change {
+			case nsAdd:
+				next.s[slot] = ns.newEntryState(e, d.spec.kinds[slot], d.spec.params[slot], b.now)
+			case nsRemove:
+				next.s[slot] = nil
+			case nsReconfigure:
+				old.s[slot].params = d.spec.params[slot]
+			case nsHandover:
+				from := old.s[slot]
+				to := ns.newEntryState(e, d.spec.kinds[slot], d.spec.params[slot], b.now)
+				to.lim.(spi.Inheritor).Inherit(b.now, from.lim.(spi.Handover).Seal(b.now))
+				from.succ.Store(to)
+				next.s[slot] = to
+			}
+		}
+		if next != *old {
+			e.states.Store(&next)
+		}
+	})
+	ns.spec.Store(d.spec)
+}
+
 // sweepLocked drops drained programs from the live list and states that no
 // unreclaimed program binds. k.mu held.
 func (k *Kernel) sweepLocked() {
@@ -191,6 +340,10 @@ func (k *Kernel) sweepLocked() {
 	})
 	maps.DeleteFunc(k.registry, func(_ stateKey, st *state) bool { return st.refs.Load() == 0 })
 	maps.DeleteFunc(k.lastRate, func(_ Scope, st *state) bool { return st.refs.Load() == 0 })
+	k.spaces = slices.DeleteFunc(k.spaces, func(ns *namespace) bool { return ns.refs.Load() == 0 })
+	if k.lastNS != nil && k.lastNS.refs.Load() == 0 {
+		k.lastNS = nil
+	}
 }
 
 // sortedStates returns the registry's states in a stable order. k.mu held.

@@ -22,6 +22,15 @@ type candidate struct {
 	global   ruleSlots
 	services []ruleSlots // by ServiceID
 	methods  []ruleSlots // by MethodID
+	part     *partDesc   // nil: no partition layer
+}
+
+// partDesc is a prepared partition policy.
+type partDesc struct {
+	policy PartitionPolicy
+	key    nsKey
+	spec   *partSpec
+	spares [2]spi.Limiter // built from spec, to check handover support
 }
 
 type ruleSlots [2]int32
@@ -78,6 +87,10 @@ func (k *Kernel) prepare(o Options, now time.Time) (*candidate, error) {
 		limits += len(r.Limits)
 		c.methods[mid] = k.prepareRule(c, &probs, field, r, Scope{Kind: ScopeMethod, ID: uint32(mid)}, false, now)
 	}
+	if c.opts.Partition != nil {
+		c.part = k.preparePartition(&probs, *c.opts.Partition, now)
+		limits += len(c.opts.Partition.Rule.Limits)
+	}
 	if limits == 0 && len(probs) == 0 {
 		probs.add("Options", "at least one limit is required (use Disable to turn admission off)")
 	}
@@ -131,6 +144,36 @@ func (k *Kernel) prepareRule(c *candidate, probs *problems, field string, r Rule
 		})
 	}
 	return slots
+}
+
+func (k *Kernel) preparePartition(probs *problems, pp PartitionPolicy, now time.Time) *partDesc {
+	const f = "Partition"
+	if pp.Selector.Name == "" {
+		probs.add(f+".Selector.Name", "required: the selector's identity is its name and version")
+	}
+	if pp.Selector.Key == nil {
+		probs.add(f+".Selector.Key", "required")
+	}
+	if pp.MaxPartitions < 1 {
+		probs.add(f+".MaxPartitions", fmt.Sprintf("must be at least 1, got %d", pp.MaxPartitions))
+	}
+	if pp.IdleTimeout <= 0 {
+		probs.add(f+".IdleTimeout", fmt.Sprintf("must be positive, got %v", pp.IdleTimeout))
+	}
+	// The rule is checked like any other; its descs are not registry
+	// states, so they are taken back out of a scratch candidate.
+	scratch := &candidate{}
+	slots := k.prepareRule(scratch, probs, f+".Rule", pp.Rule, Scope{}, false, now)
+	d := &partDesc{policy: pp, key: nsKey{name: pp.Selector.Name, version: pp.Selector.Version}, spec: &partSpec{}}
+	for slot, i := range slots {
+		if i >= 0 {
+			sd := scratch.descs[i]
+			d.spec.kinds[slot] = sd.kind
+			d.spec.params[slot] = sd.spec.Params
+			d.spares[slot] = sd.spare
+		}
+	}
+	return d
 }
 
 func validateQueue(probs *problems, q QueuePolicy) {

@@ -40,7 +40,11 @@ type Kernel struct {
 	// lastRate is the rate lineage of each scope bound by the last
 	// enabled program: what the next Update or Enable continues.
 	lastRate map[Scope]*state
-	lineages uint64     // lineage numbers handed out
+	lineages uint64 // lineage numbers handed out
+	// spaces are the partition namespaces that unreclaimed programs
+	// bind; lastNS is the last enabled program's.
+	spaces   []*namespace
+	lastNS   *namespace
 	programs []*program // published and not yet swept once drained
 
 	// qmu guards every waiter list and the shared queue accounting.

@@ -114,6 +114,15 @@ func (k *Kernel) Seal() {
 	k.enabled = false
 	k.cell.Publish(&program{k: k, sealed: true, gen: k.gen.Load()}, k.gen.Load(), nil)
 	states := k.sortedStates()
+	for _, ns := range k.spaces {
+		ns.eachEntry(func(e *partEntry) {
+			for _, st := range e.states.Load().s {
+				if st != nil {
+					states = append(states, st)
+				}
+			}
+		})
+	}
 	k.mu.Unlock()
 
 	k.qmu.Lock()
@@ -156,6 +165,9 @@ func (k *Kernel) onProgramDrained(p *program) {
 	p.done.Store(true)
 	for _, st := range p.states {
 		st.refs.Add(-1)
+	}
+	if p.part != nil {
+		p.part.refs.Add(-1)
 	}
 	k.live.Add(-1)
 	k.checkDrained()

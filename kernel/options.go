@@ -20,6 +20,9 @@ type Options struct {
 	Methods map[string]Rule
 	// Queue says whether and how refused requests wait.
 	Queue QueuePolicy
+	// Partition is the optional partition layer, applied to every
+	// request after the Global, Service and Method scopes.
+	Partition *PartitionPolicy
 }
 
 // Rule is the set of limits of one scope: at most one concurrency limiter and
@@ -55,6 +58,11 @@ func (o Options) Clone() Options {
 	c.Global = o.Global.clone()
 	c.Services = cloneRules(o.Services)
 	c.Methods = cloneRules(o.Methods)
+	if o.Partition != nil {
+		pp := *o.Partition
+		pp.Rule = o.Partition.Rule.clone()
+		c.Partition = &pp
+	}
 	return c
 }
 

@@ -25,9 +25,14 @@ type Permit struct {
 	route  *route
 	status atomic.Uint32
 
+	// entry is the pinned partition entry (nil without a partition
+	// layer), and own the route extended with the entry's states.
+	entry *partEntry
+	own   route
+
 	// Refusal details, set before Admit returns a refusal.
 	reason  Reason
-	blocked *state
+	scope   string
 	retryAt time.Time
 }
 
@@ -47,8 +52,8 @@ func (p *Permit) capture(l Lease[*program]) {
 		l.Release()
 		panic("kernel: Capture into a permit that is in use (Release it first)")
 	}
-	p.lease, p.route = l, nil
-	p.reason, p.blocked, p.retryAt = ReasonNone, nil, time.Time{}
+	p.lease, p.route, p.entry = l, nil, nil
+	p.reason, p.scope, p.retryAt = ReasonNone, "", time.Time{}
 	p.status.Store(permitCaptured)
 }
 
@@ -68,14 +73,9 @@ func (p *Permit) Granted() bool { return p.status.Load() == permitGranted }
 // Reason returns why Admit refused (ReasonNone otherwise).
 func (p *Permit) Reason() Reason { return p.reason }
 
-// Scope names the state that refused, for example "method:echo/Say/
-// concurrency" (empty when the refusal was not a limiter's).
-func (p *Permit) Scope() string {
-	if p.blocked == nil {
-		return ""
-	}
-	return p.blocked.name
-}
+// Scope names what refused, for example "method:echo/Say/concurrency" or
+// "partition:tenant@v1" (empty for a queue or seal refusal).
+func (p *Permit) Scope() string { return p.scope }
 
 // RetryAt is the earliest time a retry could succeed, when a rate limiter
 // refused and said so; zero otherwise.
@@ -100,8 +100,7 @@ func (p *Permit) Admit(ctx context.Context, req Request) error {
 		return p.refuse(ReasonUnavailable, nil, spi.Decision{})
 	}
 	if uint(req.Method) >= uint(len(prog.routes)) {
-		p.status.Store(permitRefused)
-		p.lease.Release()
+		p.end(ReasonNone)
 		return ErrUnknownMethod
 	}
 	r := &prog.routes[req.Method]
@@ -109,6 +108,13 @@ func (p *Permit) Admit(ctx context.Context, req Request) error {
 	var now time.Time
 	if r.needsClock {
 		now = prog.k.clock.Now()
+	}
+	if prog.part != nil {
+		if !p.enterPartition(prog, req, now) {
+			p.scope = prog.part.name
+			return p.refuse(ReasonPartitionCapacity, nil, spi.Decision{})
+		}
+		r = p.route
 	}
 	st, d := r.tryAcquire(now, nil)
 	if st == nil {
@@ -164,6 +170,9 @@ func (p *Permit) Release() {
 			if p.status.CompareAndSwap(s, permitReleased) {
 				k := p.lease.g.value.k
 				p.releaseUnits()
+				if e := p.entry; e != nil {
+					e.unpin(k.clock.Now())
+				}
 				p.lease.Release()
 				if h := k.hooks; h != nil && h.afterRelease != nil {
 					h.afterRelease(p)
@@ -213,14 +222,56 @@ func (p *Permit) releaseUnits() {
 	}
 }
 
+// enterPartition pins the request's partition entry and extends its route
+// with the entry's states. It returns false at partition capacity.
+func (p *Permit) enterPartition(prog *program, req Request, now time.Time) bool {
+	cat := prog.k.cat
+	key, ok := prog.selector(Facts{
+		Service:  cat.ServiceName(cat.ServiceOf(req.Method)),
+		Method:   cat.FullName(req.Method),
+		MethodID: req.Method,
+		OneWay:   req.OneWay,
+		Conn:     req.Conn,
+		Identity: req.Identity,
+		Metadata: req.Metadata,
+	})
+	e := prog.part.pin(key, !ok, now)
+	if e == nil {
+		return false
+	}
+	p.entry = e
+	p.own = *p.route
+	for _, st := range e.states.Load().s {
+		if st != nil {
+			p.own.states[p.own.n] = st
+			p.own.n++
+		}
+	}
+	p.route = &p.own
+	return true
+}
+
 func (p *Permit) refuse(reason Reason, st *state, d spi.Decision) error {
-	p.reason, p.blocked = reason, st
+	if st != nil {
+		p.scope = st.name
+	}
 	if d.Hint == spi.HintAt {
 		p.retryAt = d.RetryAt
 	}
+	p.end(reason)
+	return reason.err()
+}
+
+// end finishes a permit that holds no units: it unpins its partition entry
+// and returns its lease.
+func (p *Permit) end(reason Reason) {
+	p.reason = reason
+	if e := p.entry; e != nil {
+		p.entry = nil
+		e.unpin(p.lease.g.value.k.clock.Now())
+	}
 	p.status.Store(permitRefused)
 	p.lease.Release()
-	return reason.err()
 }
 
 func reasonOf(st *state) Reason {

@@ -32,6 +32,10 @@ type program struct {
 	// ref for the program until it drains.
 	states []*state
 	opts   Options
+	// part is the partition namespace (nil: no partition layer) and
+	// selector its key function, as this program's candidate gave it.
+	part     *namespace
+	selector func(Facts) (string, bool)
 	// done is set once the program has drained.
 	done atomic.Bool
 }

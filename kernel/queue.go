@@ -45,8 +45,7 @@ func (p *Permit) wait(ctx context.Context, prog *program, req Request, st *state
 		return p.refuse(ReasonQueueFull, st, d)
 	}
 	if err := ctx.Err(); err != nil {
-		p.status.Store(permitRefused)
-		p.lease.Release()
+		p.end(ReasonNone)
 		return err
 	}
 
@@ -94,8 +93,7 @@ func (p *Permit) wait(ctx context.Context, prog *program, req Request, st *state
 		if err := ctx.Err(); err != nil {
 			// Granted while the caller gave up: give the units back.
 			p.releaseUnits()
-			p.status.Store(permitRefused)
-			p.lease.Release()
+			p.end(ReasonNone)
 			return err
 		}
 		p.status.Store(permitGranted)
@@ -105,8 +103,7 @@ func (p *Permit) wait(ctx context.Context, prog *program, req Request, st *state
 	case outcomeTimedOut:
 		return p.refuse(ReasonQueueTimeout, w.lastBlocked(), spi.Decision{})
 	default:
-		p.status.Store(permitRefused)
-		p.lease.Release()
+		p.end(ReasonNone)
 		return ctx.Err()
 	}
 }

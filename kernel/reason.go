@@ -20,10 +20,14 @@ const (
 	ReasonQueueTimeout
 	// ReasonUnavailable: admission is sealed (the server is stopping).
 	ReasonUnavailable
+	// ReasonPartitionCapacity: the request's partition key is new and the
+	// namespace holds MaxPartitions keys that are all active or not yet
+	// idle.
+	ReasonPartitionCapacity
 	reasonCount
 )
 
-var reasonNames = [...]string{"none", "concurrency", "rate", "queue_full", "queue_timeout", "unavailable"}
+var reasonNames = [...]string{"none", "concurrency", "rate", "queue_full", "queue_timeout", "unavailable", "partition_capacity"}
 
 // String returns the reason's wire name, for example "queue_full".
 func (r Reason) String() string {

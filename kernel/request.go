@@ -11,4 +11,10 @@ type Request struct {
 	// Bytes is the payload size a waiting request retains, charged to
 	// MaxQueuedBytes while it waits.
 	Bytes int64
+	// Conn, Identity and Metadata are facts for the partition selector:
+	// the connection the request arrived on, its authenticated identity,
+	// and its metadata (nil when none).
+	Conn     uint64
+	Identity string
+	Metadata Metadata
 }

@@ -1,5 +1,11 @@
 package kernel
 
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
 // Stats is a consistent view of the kernel for tests, metrics and the demo.
 // Building it takes the kernel's control and queue locks (never a request's
 // lock-free path) and reclaims drained programs and unbound states first.
@@ -19,6 +25,49 @@ type Stats struct {
 	DoubleReleases uint64
 	// Scopes describes every state, sorted by name.
 	Scopes []ScopeStats
+	// Partitions describes every live partition namespace.
+	Partitions []PartitionStats
+}
+
+// PartitionStats describes one partition namespace.
+type PartitionStats struct {
+	Name        string // "partition:tenant@v1"
+	Keys        int64  // keyed entries (the default partition is not counted)
+	Max         int64
+	IdleTimeout time.Duration
+	Programs    int64 // unreclaimed programs binding the namespace
+	// Entries are the default partition, then the keys in order.
+	Entries []PartitionEntryStats
+}
+
+// PartitionEntryStats describes one partition.
+type PartitionEntryStats struct {
+	Key     string
+	Default bool
+	Active  int64 // requests admitting, waiting or holding
+	LastUse time.Time
+	Limits  []ScopeStats
+}
+
+// Entry returns the stats of key, and whether it exists.
+func (p PartitionStats) Entry(key string) (PartitionEntryStats, bool) {
+	for _, e := range p.Entries {
+		if !e.Default && e.Key == key {
+			return e, true
+		}
+	}
+	return PartitionEntryStats{}, false
+}
+
+// Partition returns the stats of the named namespace (the newest one when
+// two live namespaces share a name), and whether it exists.
+func (s Stats) Partition(name string) (PartitionStats, bool) {
+	for i := len(s.Partitions) - 1; i >= 0; i-- {
+		if s.Partitions[i].Name == name {
+			return s.Partitions[i], true
+		}
+	}
+	return PartitionStats{}, false
 }
 
 // ScopeStats describes one state.
@@ -45,21 +94,47 @@ func (k *Kernel) Stats() Stats {
 		DoubleReleases: k.doubleReleases.Load(),
 	}
 	states := k.sortedStates()
+	spaces := slices.Clone(k.spaces)
 	k.mu.Unlock()
 
 	now := k.clock.Now()
 	k.qmu.Lock()
 	s.QueuedCalls, s.QueuedBytes = k.queuedCalls, k.queuedBytes
 	for _, st := range states {
-		snap := st.lim.Snapshot(now)
-		s.Scopes = append(s.Scopes, ScopeStats{
-			Name: st.name, Kind: st.kind.Name(),
-			Limit: snap.Limit, InUse: snap.InUse, Available: snap.Available,
-			Waiters: int(st.waiting.Load()), Programs: st.refs.Load(),
-		})
+		s.Scopes = append(s.Scopes, st.stats(now))
+	}
+	for _, ns := range spaces {
+		s.Partitions = append(s.Partitions, ns.stats(now))
 	}
 	k.qmu.Unlock()
 	return s
+}
+
+func (st *state) stats(now time.Time) ScopeStats {
+	snap := st.lim.Snapshot(now)
+	return ScopeStats{
+		Name: st.name, Kind: st.kind.Name(),
+		Limit: snap.Limit, InUse: snap.InUse, Available: snap.Available,
+		Waiters: int(st.waiting.Load()), Programs: st.refs.Load(),
+	}
+}
+
+func (ns *namespace) stats(now time.Time) PartitionStats {
+	ps := PartitionStats{
+		Name: ns.name, Keys: ns.count.Load(), Max: ns.max.Load(),
+		IdleTimeout: time.Duration(ns.idle.Load()), Programs: ns.refs.Load(),
+	}
+	ns.eachEntry(func(e *partEntry) {
+		es := PartitionEntryStats{Key: e.key, Default: e.isDefault, Active: e.pins.Load(), LastUse: time.Unix(0, e.lastUse.Load())}
+		for _, st := range e.states.Load().s {
+			if st != nil {
+				es.Limits = append(es.Limits, st.stats(now))
+			}
+		}
+		ps.Entries = append(ps.Entries, es)
+	})
+	slices.SortFunc(ps.Entries[1:], func(a, b PartitionEntryStats) int { return strings.Compare(a.Key, b.Key) })
+	return ps
 }
 
 // Scope returns the stats of the named state, and whether it exists.

@@ -1,0 +1,197 @@
+package kernel
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicerpc/sluice/spi"
+)
+
+// nsKey is a partition namespace's identity: its selector's name and
+// version.
+type nsKey struct {
+	name    string
+	version uint64
+}
+
+// partSpec is the per-partition rule of a namespace, by class slot
+// (0 concurrency, 1 rate); a nil kind means no limit of that class.
+type partSpec struct {
+	kinds  [2]spi.LimiterKind
+	params [2]spi.Params
+}
+
+// namespace is the stable state of one selector identity: its entries and
+// its live MaxPartitions and IdleTimeout targets. Programs bind it like a
+// state (refs) and it is reclaimed when none does.
+type namespace struct {
+	key  nsKey
+	name string // "partition:tenant@v1"
+	refs atomic.Int64
+
+	max  atomic.Int64 // MaxPartitions, a live target
+	idle atomic.Int64 // IdleTimeout in nanoseconds
+
+	// spec is the current per-partition rule; new entries are built
+	// from it. Replaced under insertMu at publication.
+	spec atomic.Pointer[partSpec]
+
+	entries *partMap
+	def     *partEntry // the default partition: never counted, never reclaimed
+	count   atomic.Int64
+
+	// insertMu serializes the creation and the reclaim of entries (the
+	// new-key path and the control path, never a lookup).
+	insertMu  sync.Mutex
+	lastSweep atomic.Int64
+}
+
+// partEntry is one partition: its states and its activity.
+type partEntry struct {
+	ns        *namespace
+	key       string
+	isDefault bool
+	// pins counts requests admitting, waiting or holding under this
+	// entry; -1 once reclaimed.
+	pins    atomic.Int64
+	lastUse atomic.Int64 // unix nanoseconds of the last pin or unpin
+	states  atomic.Pointer[entryStates]
+}
+
+type entryStates struct {
+	s [2]*state // concurrency, rate
+}
+
+func newNamespace(key nsKey, max int64, idle time.Duration, spec *partSpec, now time.Time) *namespace {
+	ns := &namespace{key: key, name: fmt.Sprintf("partition:%s@v%d", key.name, key.version), entries: newPartMap()}
+	ns.max.Store(max)
+	ns.idle.Store(int64(idle))
+	ns.spec.Store(spec)
+	ns.lastSweep.Store(now.UnixNano())
+	ns.def = ns.newEntry("", true, spec, now)
+	return ns
+}
+
+func (ns *namespace) newEntry(key string, isDefault bool, spec *partSpec, now time.Time) *partEntry {
+	e := &partEntry{ns: ns, key: key, isDefault: isDefault}
+	e.lastUse.Store(now.UnixNano())
+	es := &entryStates{}
+	for slot, kind := range spec.kinds {
+		if kind != nil {
+			es.s[slot] = ns.newEntryState(e, kind, spec.params[slot], now)
+		}
+	}
+	e.states.Store(es)
+	return e
+}
+
+func (ns *namespace) newEntryState(e *partEntry, kind spi.LimiterKind, params spi.Params, now time.Time) *state {
+	lim, err := kind.New(params, now)
+	if err != nil {
+		// Validate accepted these parameters: the kind broke its contract.
+		panic(fmt.Sprintf("kernel: limiter kind %q failed New after Validate: %v", kind.Name(), err))
+	}
+	label := "[" + e.key + "]"
+	if e.isDefault {
+		label = "(default)"
+	}
+	return &state{
+		key:    stateKey{class: kind.Class()},
+		name:   ns.name + label + "/" + kind.Class().String(),
+		kind:   kind,
+		class:  kind.Class(),
+		lim:    lim,
+		params: params,
+	}
+}
+
+// pin returns the entry of key (the default entry when isDefault), pinned
+// for the caller, creating it if needed. It returns nil when the key is new
+// and the namespace is at MaxPartitions even after reclaiming idle entries.
+// Existing keys are found lock-free and without allocating.
+func (ns *namespace) pin(key string, isDefault bool, now time.Time) *partEntry {
+	if isDefault {
+		ns.def.pins.Add(1)
+		ns.def.lastUse.Store(now.UnixNano())
+		return ns.def
+	}
+	for {
+		if e := ns.entries.load(key); e != nil {
+			if e.tryPin(now) {
+				return e
+			}
+			// Being reclaimed: the sweeper removes it under insertMu.
+			runtime.Gosched()
+			continue
+		}
+		e, ok := ns.create(key, now)
+		if !ok {
+			return nil
+		}
+		return e
+	}
+}
+
+// create pins the entry of key, making it if it is new. It returns false
+// when the key is new and the namespace is at capacity.
+func (ns *namespace) create(key string, now time.Time) (*partEntry, bool) {
+	ns.insertMu.Lock()
+	defer ns.insertMu.Unlock()
+	if e := ns.entries.load(key); e != nil && e.tryPin(now) {
+		return e, true
+	}
+	idle := ns.idle.Load()
+	if ns.count.Load() >= ns.max.Load() || now.UnixNano()-ns.lastSweep.Load() >= idle {
+		ns.sweepLocked(now)
+	}
+	if ns.count.Load() >= ns.max.Load() {
+		return nil, false
+	}
+	e := ns.newEntry(key, false, ns.spec.Load(), now)
+	e.pins.Store(1)
+	ns.entries.insert(key, e)
+	ns.count.Add(1)
+	return e, true
+}
+
+// sweepLocked reclaims entries that have no active request and have been
+// idle for IdleTimeout, judged by their own last-use time. ns.insertMu held.
+func (ns *namespace) sweepLocked(now time.Time) {
+	ns.lastSweep.Store(now.UnixNano())
+	idle := ns.idle.Load()
+	ns.entries.each(func(e *partEntry) {
+		if e.pins.Load() == 0 && now.UnixNano()-e.lastUse.Load() >= idle && e.pins.CompareAndSwap(0, -1) {
+			ns.entries.remove(e.key, e)
+			ns.count.Add(-1)
+		}
+	})
+}
+
+func (e *partEntry) tryPin(now time.Time) bool {
+	for {
+		n := e.pins.Load()
+		if n < 0 {
+			return false
+		}
+		if e.pins.CompareAndSwap(n, n+1) {
+			e.lastUse.Store(now.UnixNano())
+			return true
+		}
+	}
+}
+
+// unpin ends one request's use of the entry. The last-use time is written
+// before the count drops, so a sweeper that sees no pins sees the time.
+func (e *partEntry) unpin(now time.Time) {
+	e.lastUse.Store(now.UnixNano())
+	e.pins.Add(-1)
+}
+
+// eachEntry calls f for the default entry and every keyed entry.
+func (ns *namespace) eachEntry(f func(*partEntry)) {
+	f(ns.def)
+	ns.entries.each(f)
+}

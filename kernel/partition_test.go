@@ -1,0 +1,347 @@
+package kernel_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/limiters/concurrency"
+	"github.com/sluicerpc/sluice/spi"
+)
+
+// Seed 000 section G, seed 001's partition preservation cases and the
+// partition rules of DESIGN.md section 2.
+
+// md is request metadata for tests.
+type md map[string]string
+
+func (m md) Get(k string) (string, bool) { v, ok := m[k]; return v, ok }
+
+// byTenant partitions by the "tenant" metadata; requests without it go to
+// the default partition.
+func byTenant(version uint64) kernel.Selector {
+	return kernel.Selector{Name: "tenant", Version: version, Key: func(f kernel.Facts) (string, bool) {
+		if f.Metadata == nil {
+			return "", false
+		}
+		return f.Metadata.Get("tenant")
+	}}
+}
+
+// byIdentity partitions by the authenticated identity.
+var byIdentity = kernel.Selector{Name: "identity", Version: 1, Key: func(f kernel.Facts) (string, bool) {
+	return f.Identity, f.Identity != ""
+}}
+
+type partFixture struct {
+	*fixture
+	clock *manualClock
+}
+
+func newPartFixture(t *testing.T) *partFixture {
+	t.Helper()
+	clock := newManualClock()
+	reg := &spi.Registry{}
+	reg.MustRegister(concurrency.Kind{})
+	reg.MustRegister(quotaKind{name: quotaA})
+	reg.MustRegister(quotaKind{name: quotaB})
+	var b kernel.CatalogBuilder
+	f := &fixture{t: t, enqueued: make(chan *kernel.Permit, 1024)}
+	f.say = b.MustAdd("echo", "Say")
+	f.shout = b.MustAdd("echo", "Shout")
+	f.add = b.MustAdd("math", "Add")
+	k, err := kernel.New(kernel.Config{Catalog: b.Build(), Registry: reg, Clock: clock})
+	require.NoError(t, err)
+	f.k = k
+	k.SetHooks(&kernel.Hooks{AfterEnqueue: func(p *kernel.Permit) { f.enqueued <- p }})
+	return &partFixture{fixture: f, clock: clock}
+}
+
+func partitioned(sel kernel.Selector, max int, idle time.Duration, limits ...spi.Spec) kernel.Options {
+	return kernel.Options{Partition: &kernel.PartitionPolicy{
+		Selector: sel, MaxPartitions: max, IdleTimeout: idle, Rule: kernel.Rule{Limits: limits},
+	}}
+}
+
+func tenant(name string) kernel.Request { return kernel.Request{Metadata: md{"tenant": name}} }
+
+func (f *partFixture) admitT(req kernel.Request) (*kernel.Permit, error) {
+	req.Method = f.say
+	return f.admitReq(context.Background(), req)
+}
+
+func (f *partFixture) grantT(req kernel.Request) *kernel.Permit {
+	f.t.Helper()
+	p, err := f.admitT(req)
+	require.NoError(f.t, err)
+	return p
+}
+
+func (f *partFixture) refusedT(req kernel.Request, reason kernel.Reason) *kernel.Permit {
+	f.t.Helper()
+	p, err := f.admitT(req)
+	requireReason(f.t.(*testing.T), err, reason)
+	return p
+}
+
+func (f *partFixture) partition(name string) kernel.PartitionStats {
+	f.t.Helper()
+	ps, ok := f.k.Stats().Partition(name)
+	require.True(f.t, ok, "no namespace %q", name)
+	return ps
+}
+
+func TestEachPartitionHasItsOwnLimits(t *testing.T) {
+	f := newPartFixture(t)
+	f.enable(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1)))
+	a := f.grantT(tenant("a"))
+	f.refusedT(tenant("a"), kernel.ReasonConcurrency)
+	b := f.grantT(tenant("b"))
+	d := f.grantT(kernel.Request{}) // the default partition
+	p := f.refusedT(kernel.Request{}, kernel.ReasonConcurrency)
+	require.Equal(t, "partition:tenant@v1(default)/concurrency", p.Scope())
+	ps := f.partition("partition:tenant@v1")
+	require.EqualValues(t, 2, ps.Keys, "the default partition is not counted")
+	for _, p := range []*kernel.Permit{a, b, d} {
+		p.Release()
+	}
+	ps = f.partition("partition:tenant@v1")
+	for _, e := range ps.Entries {
+		require.Zero(t, e.Active, e.Key)
+	}
+}
+
+// The empty key is a business key like any other; the default partition
+// is not it.
+func TestDefaultPartitionNeverAliasesABusinessKey(t *testing.T) {
+	f := newPartFixture(t)
+	f.enable(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1)))
+	empty := f.grantT(tenant("")) // key "", ok: a business key
+	def := f.grantT(kernel.Request{})
+	f.refusedT(tenant(""), kernel.ReasonConcurrency)
+	f.refusedT(kernel.Request{}, kernel.ReasonConcurrency)
+	ps := f.partition("partition:tenant@v1")
+	require.EqualValues(t, 1, ps.Keys)
+	e, ok := ps.Entry("")
+	require.True(t, ok)
+	require.EqualValues(t, 1, e.Active)
+	empty.Release()
+	def.Release()
+}
+
+// MaxPartitions 100 -> 150 admits exactly 50 new keys.
+func TestMaxPartitionsGrowAdmitsOnlyTheNewRoom(t *testing.T) {
+	f := newPartFixture(t)
+	f.enable(partitioned(byTenant(1), 100, time.Hour, concurrency.Spec(5)))
+	var held []*kernel.Permit
+	for i := range 100 {
+		held = append(held, f.grantT(tenant(fmt.Sprint("t", i))))
+	}
+	f.refusedT(tenant("new-0"), kernel.ReasonPartitionCapacity)
+	f.update(partitioned(byTenant(1), 150, time.Hour, concurrency.Spec(5)))
+	for i := range 50 {
+		held = append(held, f.grantT(tenant(fmt.Sprint("new-", i))))
+	}
+	p := f.refusedT(tenant("new-50"), kernel.ReasonPartitionCapacity)
+	require.Equal(t, "partition:tenant@v1", p.Scope())
+	held = append(held, f.grantT(tenant("t7"))) // existing keys are still served
+	require.EqualValues(t, 150, f.partition("partition:tenant@v1").Keys)
+	for _, p := range held {
+		p.Release()
+	}
+}
+
+// A shrink evicts nobody: new keys are refused until idle reclaim brings
+// the count under the target; active entries are never reclaimed.
+func TestMaxPartitionsShrinkEvictsNobody(t *testing.T) {
+	f := newPartFixture(t)
+	f.enable(partitioned(byTenant(1), 4, time.Minute, concurrency.Spec(5)))
+	held := map[string]*kernel.Permit{}
+	for _, k := range []string{"a", "b", "c", "d"} {
+		held[k] = f.grantT(tenant(k))
+	}
+	f.update(partitioned(byTenant(1), 2, time.Minute, concurrency.Spec(5)))
+	require.EqualValues(t, 4, f.partition("partition:tenant@v1").Keys, "nobody evicted")
+	f.refusedT(tenant("e"), kernel.ReasonPartitionCapacity)
+	f.grantT(tenant("a")).Release() // existing keys keep working
+
+	// Long idle, but active: never reclaimed.
+	f.clock.Advance(time.Hour)
+	f.refusedT(tenant("e"), kernel.ReasonPartitionCapacity)
+	// a and b go idle; after the timeout they are reclaimed, but 2 keys
+	// remain for a target of 2: still full.
+	held["a"].Release()
+	held["b"].Release()
+	f.clock.Advance(time.Minute)
+	f.refusedT(tenant("e"), kernel.ReasonPartitionCapacity)
+	require.EqualValues(t, 2, f.partition("partition:tenant@v1").Keys)
+	held["c"].Release()
+	f.clock.Advance(time.Minute)
+	e := f.grantT(tenant("e")) // c reclaimed: 1 < 2
+	require.EqualValues(t, 2, f.partition("partition:tenant@v1").Keys)
+	held["d"].Release()
+	e.Release()
+}
+
+// IdleTimeout applies to each entry's existing last-use time.
+func TestIdleTimeoutAppliesToExistingLastUse(t *testing.T) {
+	f := newPartFixture(t)
+	f.enable(partitioned(byTenant(1), 1, 10*time.Minute, concurrency.Spec(5)))
+	f.grantT(tenant("a")).Release()
+	f.clock.Advance(6 * time.Minute)
+	f.refusedT(tenant("b"), kernel.ReasonPartitionCapacity) // a idle 6 of 10 min
+	f.update(partitioned(byTenant(1), 1, 5*time.Minute, concurrency.Spec(5)))
+	// a has been idle 6 minutes, over the new 5: reclaimed now.
+	f.grantT(tenant("b")).Release()
+	ps := f.partition("partition:tenant@v1")
+	_, hasA := ps.Entry("a")
+	require.False(t, hasA)
+}
+
+// A new selector identity is a new, empty namespace, even if its keys are
+// the same strings; old requests finish in the old one, which is then
+// reclaimed.
+func TestSelectorReplacementStartsAnEmptyNamespace(t *testing.T) {
+	f := newPartFixture(t)
+	f.enable(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1)))
+	old := f.grantT(tenant("a"))
+	f.update(partitioned(byTenant(2), 10, time.Minute, concurrency.Spec(1)))
+	fresh := f.grantT(tenant("a")) // same key string, new namespace
+	f.refusedT(tenant("a"), kernel.ReasonConcurrency)
+	require.EqualValues(t, 1, f.partition("partition:tenant@v1").Entries[1].Active, "the old request is in the old namespace")
+	old.Release()
+	require.Len(t, f.k.Stats().Partitions, 1, "the old namespace is reclaimed once drained")
+	fresh.Release()
+}
+
+// Changing back to an earlier identity is a new namespace too.
+func TestSelectorABAIsANewNamespace(t *testing.T) {
+	f := newPartFixture(t)
+	f.enable(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1)))
+	a1 := f.grantT(tenant("a"))
+	f.update(partitioned(byIdentity, 10, time.Minute, concurrency.Spec(1)))
+	f.update(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1)))
+	a2 := f.grantT(tenant("a"))
+	require.Len(t, f.k.Stats().Partitions, 2)
+	a1.Release()
+	a2.Release()
+}
+
+// Same selector: a per-partition limit change is applied to every entry in
+// place (a shrink keeps holders), and the rate state is not reset.
+func TestPartitionRuleChangesInPlace(t *testing.T) {
+	f := newPartFixture(t)
+	opts := func(c, q int64) kernel.Options {
+		return partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(c), quotaSpec(quotaA, q))
+	}
+	f.enable(opts(2, 10))
+	a1, a2 := f.grantT(tenant("a")), f.grantT(tenant("a"))
+	f.update(opts(1, 10))
+	f.refusedT(tenant("a"), kernel.ReasonConcurrency)
+	a1.Release()
+	f.refusedT(tenant("a"), kernel.ReasonConcurrency) // 1 held, limit 1
+	a2.Release()
+	for range 8 { // quota: 2 used, 8 left
+		f.grantT(tenant("a")).Release()
+	}
+	f.refusedT(tenant("a"), kernel.ReasonRate)
+	// A queue or global change keeps the namespace and its entries.
+	o := opts(1, 10)
+	o.Global = conc(100)
+	f.update(o)
+	f.refusedT(tenant("a"), kernel.ReasonRate)
+	require.Len(t, f.k.Stats().Partitions, 1)
+	require.EqualValues(t, 1, f.partition("partition:tenant@v1").Keys)
+}
+
+// A partition rate algorithm replacement hands each entry's usage over.
+func TestPartitionRateAlgorithmReplacement(t *testing.T) {
+	f := newPartFixture(t)
+	f.enable(partitioned(byTenant(1), 10, time.Minute, quotaSpec(quotaA, 5)))
+	for range 4 {
+		f.grantT(tenant("a")).Release()
+	}
+	f.update(partitioned(byTenant(1), 10, time.Minute, quotaSpec(quotaB, 5)))
+	f.grantT(tenant("a")).Release()
+	f.refusedT(tenant("a"), kernel.ReasonRate)
+	for range 5 {
+		f.grantT(tenant("b")).Release() // a new entry under the new kind
+	}
+	e, _ := f.partition("partition:tenant@v1").Entry("a")
+	require.Equal(t, quotaB, e.Limits[0].Kind)
+}
+
+func TestPartitionConcurrencyKindReplacementIsRejected(t *testing.T) {
+	f := newPartFixture(t)
+	kind := &recordingKind{name: "test.recording", failLimit: -1}
+	f.k = mustKernelWith(t, kind)
+	g := f.enable(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1)))
+	_, err := f.k.Update(g, partitioned(byTenant(1), 10, time.Minute, kind.spec(1)))
+	p := problemsOf(t, err)
+	require.Equal(t, "Partition.Rule.Limits[concurrency].Kind", p[0].Field)
+}
+
+// A request refused by its partition consumes nothing at earlier scopes.
+func TestPartitionRefusalGivesBackEarlierScopes(t *testing.T) {
+	f := newPartFixture(t)
+	o := partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1))
+	o.Global = kernel.Rule{Limits: []spi.Spec{concurrency.Spec(10), quotaSpec(quotaA, 100)}}
+	f.enable(o)
+	a := f.grantT(tenant("a"))
+	for range 5 {
+		f.refusedT(tenant("a"), kernel.ReasonConcurrency)
+	}
+	require.EqualValues(t, 1, f.scope("global/concurrency").InUse)
+	require.EqualValues(t, 1, f.scope("global/rate").InUse)
+	a.Release()
+}
+
+// A partition's waiters queue in the kernel's queue like any other.
+func TestPartitionWaiterIsGrantedOnRelease(t *testing.T) {
+	f := newPartFixture(t)
+	f.enable(withQueue(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1)), 8, 1024, time.Minute))
+	a := f.grantT(tenant("a"))
+	req := tenant("a")
+	req.Method = f.say
+	w := f.queue(context.Background(), req)
+	b := f.grantT(tenant("b")) // another partition is not blocked
+	a.Release()
+	require.NoError(t, w.result(t))
+	e, _ := f.partition("partition:tenant@v1").Entry("a")
+	require.EqualValues(t, 1, e.Active)
+	w.p.Release()
+	b.Release()
+	f.requireQueueEmpty()
+}
+
+func TestRepeatedSelectorReplacementsStayBounded(t *testing.T) {
+	f := newPartFixture(t)
+	f.enable(partitioned(byTenant(0), 10, time.Minute, concurrency.Spec(1)))
+	held := f.grantT(tenant("x")) // pins the first namespace
+	for v := range uint64(1000) {
+		f.update(partitioned(byTenant(v+1), 10, time.Minute, concurrency.Spec(1)))
+		f.grantT(tenant("x")).Release()
+	}
+	require.Len(t, f.k.Stats().Partitions, 2, "the current namespace and the pinned first one")
+	held.Release()
+	require.Len(t, f.k.Stats().Partitions, 1)
+	_, err := f.k.Disable()
+	require.NoError(t, err)
+	require.Empty(t, f.k.Stats().Partitions)
+}
+
+func TestPartitionValidation(t *testing.T) {
+	f := newPartFixture(t)
+	_, err := f.k.Enable(kernel.Options{Partition: &kernel.PartitionPolicy{}})
+	require.Equal(t, []kernel.Problem{
+		{Field: "Partition.IdleTimeout", Reason: "must be positive, got 0s"},
+		{Field: "Partition.MaxPartitions", Reason: "must be at least 1, got 0"},
+		{Field: "Partition.Rule.Limits", Reason: "a rule must have at least one limit"},
+		{Field: "Partition.Selector.Key", Reason: "required"},
+		{Field: "Partition.Selector.Name", Reason: "required: the selector's identity is its name and version"},
+	}, problemsOf(t, err))
+}
