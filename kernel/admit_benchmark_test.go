@@ -2,6 +2,7 @@ package kernel_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -106,6 +107,70 @@ func BenchmarkAdmit(b *testing.B) {
 			h.Release()  // and this release hands it the unit
 			<-done
 		}
+	})
+	partOpts := func(version uint64) kernel.Options {
+		o := ampleOptions(1 << 20)
+		o.Partition = &kernel.PartitionPolicy{
+			Selector: byTenant(version), MaxPartitions: 1 << 20, IdleTimeout: time.Hour,
+			Rule: conc(1 << 20),
+		}
+		return o
+	}
+	partitionBench := func(b *testing.B, f *fixture) {
+		var p kernel.Permit
+		req := kernel.Request{Method: f.say, Metadata: md{"tenant": "acme"}}
+		f.k.Capture(&p)
+		if err := p.Admit(ctx, req); err != nil { // creates the key
+			b.Fatal(err)
+		}
+		p.Release()
+		b.ReportAllocs()
+		for b.Loop() {
+			f.k.Capture(&p)
+			if err := p.Admit(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+			p.Release()
+		}
+	}
+	b.Run("partition-existing-key", func(b *testing.B) {
+		f := newFixture(b)
+		f.enable(partOpts(1))
+		partitionBench(b, f)
+	})
+	b.Run("partition-new-key", func(b *testing.B) {
+		// Every request brings a key the namespace has never seen; the
+		// clock moves one IdleTimeout per request, so each insertion
+		// also reclaims the previous, idle key (the steady state of a
+		// high-churn key space).
+		pf := newPartFixture(b)
+		o := ampleOptions(1 << 20)
+		o.Partition = &kernel.PartitionPolicy{Selector: byTenant(1), MaxPartitions: 1024, IdleTimeout: time.Millisecond, Rule: conc(4)}
+		pf.enable(o)
+		keys := make([]md, 4096)
+		for i := range keys {
+			keys[i] = md{"tenant": fmt.Sprint("tenant-", i)}
+		}
+		var p kernel.Permit
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			pf.k.Capture(&p)
+			if err := p.Admit(ctx, kernel.Request{Method: pf.say, Metadata: keys[i%len(keys)]}); err != nil {
+				b.Fatal(err)
+			}
+			p.Release()
+			pf.clock.Advance(time.Millisecond)
+			i++
+		}
+	})
+	b.Run("after-64-selector-replacements", func(b *testing.B) {
+		f := newFixture(b)
+		f.enable(partOpts(0))
+		for v := range uint64(64) {
+			f.update(partOpts(v + 1))
+		}
+		partitionBench(b, f)
 	})
 	b.Run("parallel-immediate-permit", func(b *testing.B) {
 		f := newFixture(b)

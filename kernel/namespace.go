@@ -57,7 +57,7 @@ type partEntry struct {
 	// pins counts requests admitting, waiting or holding under this
 	// entry; -1 once reclaimed.
 	pins    atomic.Int64
-	lastUse atomic.Int64 // unix nanoseconds of the last pin or unpin
+	lastUse atomic.Int64 // unix nanoseconds of the last admission (pin)
 	states  atomic.Pointer[entryStates]
 }
 
@@ -183,12 +183,11 @@ func (e *partEntry) tryPin(now time.Time) bool {
 	}
 }
 
-// unpin ends one request's use of the entry. The last-use time is written
-// before the count drops, so a sweeper that sees no pins sees the time.
-func (e *partEntry) unpin(now time.Time) {
-	e.lastUse.Store(now.UnixNano())
-	e.pins.Add(-1)
-}
+// unpin ends one request's use of the entry. The entry's last use stays
+// the admission that pinned it: that is when its rate quota was last
+// taken, and an entry is reclaimed only once it has no active request, so
+// release reads no clock.
+func (e *partEntry) unpin() { e.pins.Add(-1) }
 
 // eachEntry calls f for the default entry and every keyed entry.
 func (ns *namespace) eachEntry(f func(*partEntry)) {

@@ -17,8 +17,10 @@ type PartitionPolicy struct {
 	// lowering it evicts nobody: new keys are refused with
 	// partition_capacity until idle reclaim brings the count under it.
 	MaxPartitions int
-	// IdleTimeout is how long an entry with no active request stays. A
-	// change applies to every entry's existing last-use time.
+	// IdleTimeout is how long an entry stays after its last admission
+	// once it has no active request (an entry with an active request is
+	// never reclaimed). A change applies to every entry's existing
+	// last-use time.
 	IdleTimeout time.Duration
 	// Rule are the limits of each partition: at most one concurrency and
 	// one rate limit, at least one of them.

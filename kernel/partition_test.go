@@ -42,7 +42,7 @@ type partFixture struct {
 	clock *manualClock
 }
 
-func newPartFixture(t *testing.T) *partFixture {
+func newPartFixture(t testing.TB) *partFixture {
 	t.Helper()
 	clock := newManualClock()
 	reg := &spi.Registry{}
@@ -84,7 +84,7 @@ func (f *partFixture) grantT(req kernel.Request) *kernel.Permit {
 func (f *partFixture) refusedT(req kernel.Request, reason kernel.Reason) *kernel.Permit {
 	f.t.Helper()
 	p, err := f.admitT(req)
-	requireReason(f.t.(*testing.T), err, reason)
+	requireReason(f.t, err, reason)
 	return p
 }
 

@@ -171,7 +171,7 @@ func (p *Permit) Release() {
 				k := p.lease.g.value.k
 				p.releaseUnits()
 				if e := p.entry; e != nil {
-					e.unpin(k.clock.Now())
+					e.unpin()
 				}
 				p.lease.Release()
 				if h := k.hooks; h != nil && h.afterRelease != nil {
@@ -197,28 +197,24 @@ func (p *Permit) Release() {
 	}
 }
 
-// releaseUnits returns the route's units and dispatches waiters of states
-// that have any.
+// releaseUnits returns the route's concurrency units and dispatches
+// waiters of states that have any. It reads no clock: a concurrency
+// limiter does not depend on time, and taken rate quota stays taken.
 func (p *Permit) releaseUnits() {
 	r := p.route
-	k := p.lease.g.value.k
-	var now time.Time
-	if r.needsClock {
-		now = k.clock.Now()
-	}
 	contended := false
 	for i := r.n - 1; i >= 0; i-- {
 		st := r.states[i]
 		if st.class != spi.ClassConcurrency {
-			continue // taken quota stays taken
+			continue
 		}
-		st.lim.Release(now, 1)
+		st.lim.Release(time.Time{}, 1)
 		if st.waiting.Load() > 0 {
 			contended = true
 		}
 	}
 	if contended {
-		k.dispatchStates(r.states[:r.n])
+		p.lease.g.value.k.dispatchStates(r.states[:r.n])
 	}
 }
 
@@ -268,7 +264,7 @@ func (p *Permit) end(reason Reason) {
 	p.reason = reason
 	if e := p.entry; e != nil {
 		p.entry = nil
-		e.unpin(p.lease.g.value.k.clock.Now())
+		e.unpin()
 	}
 	p.status.Store(permitRefused)
 	p.lease.Release()

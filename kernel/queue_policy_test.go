@@ -107,7 +107,7 @@ func TestMaxQueuedBytesOneSharedAccounting(t *testing.T) {
 	f.requireIdle()
 }
 
-func requireReason(t *testing.T, err error, want kernel.Reason) {
+func requireReason(t testing.TB, err error, want kernel.Reason) {
 	t.Helper()
 	got, ok := kernel.ReasonOf(err)
 	require.True(t, ok, "not a refusal: %v", err)
