@@ -35,13 +35,17 @@ func (c Class) String() string {
 //
 // The caller (sluice's kernel) guarantees that every unit it was granted is
 // given back exactly once, by Release or by Cancel, and never more than it
-// was granted. An implementation that is handed back more than it granted
+// was granted. A concurrency limiter that is handed back more than it holds
 // has found a caller bug and should panic with a precise message, as
-// x/sync/semaphore does; it must never let a counter go negative.
+// x/sync/semaphore does. A rate limiter clamps instead (a Cancel can
+// legitimately meet units that a concurrent Reconfigure or Seal already
+// moved into a barrier). No counter may ever go negative.
 //
-// Every method takes the current time explicitly. Times passed to one
-// limiter are monotonic non-decreasing for rate limiters; a concurrency
-// limiter ignores them.
+// Every method takes the current time explicitly; a concurrency limiter
+// ignores it. The caller reads one clock, but concurrent callers can reach
+// a rate limiter with slightly out-of-order times: a rate limiter must then
+// stay on the strict side (for example count a late caller in the current
+// window, and ignore its Cancel), never grant more because of it.
 type Limiter interface {
 	// TryAcquire takes n units now if the configuration allows it. It
 	// never blocks. A refusal consumes nothing and carries a hint.
