@@ -6,7 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/limiters/tokenbucket"
+	"github.com/sluicerpc/sluice/limiters/window"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 // ampleOptions is the immediate-permit route: Global, Service and Method
@@ -78,6 +83,62 @@ func BenchmarkAdmit(b *testing.B) {
 		f.enable(ampleOptions(1 << 20))
 		applyUpdates(f, 64)
 		admitRelease(b, f)
+	})
+	// The rate routes: Global concurrency plus a Method rate limit (the
+	// DESIGN.md section 7 budget route), ample, on the system clock.
+	rateOpts := func(s spi.Spec) kernel.Options {
+		return kernel.Options{Global: conc(1 << 20), Methods: map[string]kernel.Rule{echoSay: {Limits: []spi.Spec{s}}}}
+	}
+	ampleBucket := tokenbucket.ContinuousSpec(1<<30, 1<<30, time.Millisecond)
+	b.Run("tokenbucket-permit", func(b *testing.B) {
+		f := newFixture(b)
+		f.enable(rateOpts(ampleBucket))
+		admitRelease(b, f)
+	})
+	b.Run("tokenbucket-reject", func(b *testing.B) {
+		f := newFixture(b)
+		f.enable(rateOpts(tokenbucket.Spec(1, 1, time.Hour)))
+		f.grant(f.say).Release() // the one token
+		var p kernel.Permit
+		req := kernel.Request{Method: f.say}
+		b.ReportAllocs()
+		for b.Loop() {
+			f.k.Capture(&p)
+			if err := p.Admit(ctx, req); err == nil {
+				b.Fatal("granted")
+			}
+			p.Release()
+		}
+	})
+	b.Run("fixedwindow-permit", func(b *testing.B) {
+		f := newFixture(b)
+		f.enable(rateOpts(window.FixedSpec(1<<30, time.Millisecond)))
+		admitRelease(b, f)
+	})
+	b.Run("slidingwindow-permit", func(b *testing.B) {
+		f := newFixture(b)
+		f.enable(rateOpts(window.SlidingSpec(1<<30, 4*time.Millisecond, 4)))
+		admitRelease(b, f)
+	})
+	b.Run("after-64-rate-updates", func(b *testing.B) {
+		f := newFixture(b)
+		f.enable(rateOpts(ampleBucket))
+		for i := range 64 {
+			f.update(rateOpts(tokenbucket.ContinuousSpec(1<<30-int64(i%2), 1<<30, time.Millisecond)))
+		}
+		f.update(rateOpts(ampleBucket))
+		admitRelease(b, f)
+	})
+	b.Run("x-time-rate-allow", func(b *testing.B) {
+		// The peer, in the same run: one limiter's Allow, which reads
+		// the clock itself as the kernel does once per rate request.
+		l := rate.NewLimiter(rate.Every(time.Nanosecond), 1<<30)
+		b.ReportAllocs()
+		for b.Loop() {
+			if !l.Allow() {
+				b.Fatal("refused")
+			}
+		}
 	})
 	b.Run("queue-and-release", func(b *testing.B) {
 		f := newFixture(b)

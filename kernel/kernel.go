@@ -16,7 +16,7 @@ type Config struct {
 	// Registry resolves limiter kinds; nil means spi.DefaultRegistry.
 	Registry *spi.Registry
 	// Clock is read by requests whose route has a rate limit, and to
-	// build and reconfigure limiters; nil means the system clock.
+	// build and reconfigure limiters; nil means spi.NewMonotonicClock().
 	Clock spi.Clock
 }
 
@@ -76,7 +76,7 @@ func New(cfg Config) (*Kernel, error) {
 		k.reg = spi.DefaultRegistry
 	}
 	if k.clock == nil {
-		k.clock = spi.SystemClock{}
+		k.clock = spi.NewMonotonicClock()
 	}
 	return k, nil
 }
