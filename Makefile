@@ -5,7 +5,7 @@ MODULES := $(shell $(GO) list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)/||" | sort)
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
-.PHONY: all test bench lint tidy demo modules check-work
+.PHONY: all test bench bench-reload lint tidy demo modules check-work
 
 all: lint test
 
@@ -25,6 +25,11 @@ bench:
 		echo "== go test -bench $$m"; \
 		(cd $$m && $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./...); \
 	done
+
+## bench-reload: the reload experiment: admissions above the no-free-burst
+## bound in the first second after a live limit change, per system.
+bench-reload:
+	cd bench && $(GO) run ./reload
 
 ## lint: gofmt and go vet over every module, and go.work/replace consistency.
 lint: check-work

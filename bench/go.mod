@@ -1,12 +1,14 @@
 module github.com/sluicerpc/sluice/bench
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/alibaba/sentinel-golang v1.0.4
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/sluicerpc/sluice/kernel v0.0.0
 	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0
+	github.com/sluicerpc/sluice/limiters/tokenbucket v0.0.0
+	github.com/sluicerpc/sluice/limiters/window v0.0.0
 	github.com/sluicerpc/sluice/spi v0.0.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.22.0
@@ -40,5 +42,7 @@ require (
 replace (
 	github.com/sluicerpc/sluice/kernel => ../kernel
 	github.com/sluicerpc/sluice/limiters/concurrency => ../limiters/concurrency
+	github.com/sluicerpc/sluice/limiters/tokenbucket => ../limiters/tokenbucket
+	github.com/sluicerpc/sluice/limiters/window => ../limiters/window
 	github.com/sluicerpc/sluice/spi => ../spi
 )

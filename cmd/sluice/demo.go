@@ -22,6 +22,9 @@ type demoOptions struct {
 	Workers int           // worker goroutines
 	Seed    uint64        // seed of every worker's random source
 	Step    time.Duration // pause after each step
+	// RateStep is how long each bucket of the rate phase (steps 9a-9c)
+	// stays in force; a row is printed every quarter of it.
+	RateStep time.Duration
 	// Sample is the interval between sample rows; 0 means Step/2.
 	Sample time.Duration
 	// LongHolders is how many permits are held across Disable and the
@@ -42,6 +45,7 @@ func defaultDemoOptions() demoOptions {
 		Workers:      16,
 		Seed:         1,
 		Step:         300 * time.Millisecond,
+		RateStep:     time.Second,
 		LongHolders:  2,
 		HoldMin:      2 * time.Millisecond,
 		HoldMax:      12 * time.Millisecond,
@@ -57,6 +61,8 @@ func (o demoOptions) validate() error {
 		return fmt.Errorf("-workers must be between 4 and 4096 (the scenario needs more than 2 concurrent holders), got %d", o.Workers)
 	case o.Step < minStep:
 		return fmt.Errorf("-step must be at least %s, got %s", minStep, o.Step)
+	case o.RateStep < rateWindows*minStep:
+		return fmt.Errorf("-rate-step must be at least %s, got %s", rateWindows*minStep, o.RateStep)
 	case o.Sample < 0:
 		return fmt.Errorf("sample interval must not be negative, got %s", o.Sample)
 	case o.LongHolders < 1 || o.LongHolders >= o.Workers:
@@ -75,6 +81,9 @@ func (o demoOptions) sampleEvery() time.Duration {
 	}
 	return o.Step / 2
 }
+
+// rateWindow is the interval between the rows of the rate phase.
+func (o demoOptions) rateWindow() time.Duration { return o.RateStep / rateWindows }
 
 // The demo's catalog and configurations.
 const (
@@ -106,6 +115,12 @@ func demoConfig(global int64, q kernel.QueuePolicy, checkout int64) kernel.Optio
 type demoResult struct {
 	OverAdmissions int64
 	CountersZero   bool
+	// RateOver is the rate check's excess of grants over the token
+	// bucket's bound (see observer.rateCheck); RateGrants is how many
+	// grants it checked and RateDetail where it came closest (or over).
+	RateOver   int64
+	RateGrants int
+	RateDetail string
 	// CounterProblems says which counter was not zero at the end.
 	CounterProblems []string
 	// OverExamples describes the first over-admissions.
@@ -113,11 +128,11 @@ type demoResult struct {
 }
 
 // OK reports whether every invariant held.
-func (r demoResult) OK() bool { return r.OverAdmissions == 0 && r.CountersZero }
+func (r demoResult) OK() bool { return r.OverAdmissions == 0 && r.CountersZero && r.RateOver == 0 }
 
 // InvariantsLine is the demo's last line of output.
 func (r demoResult) InvariantsLine() string {
-	return fmt.Sprintf("invariants: over_admissions=%d counters_zero=%t", r.OverAdmissions, r.CountersZero)
+	return fmt.Sprintf("invariants: over_admissions=%d counters_zero=%t rate_over=%d", r.OverAdmissions, r.CountersZero, r.RateOver)
 }
 
 // Refusal kinds counted by the workers: the kernel's reasons, then these.
@@ -157,6 +172,10 @@ type demo struct {
 	longHeld    atomic.Int64
 	longRelease chan struct{}
 	longOnce    sync.Once
+
+	// rateRows is set during the rate phase, which prints its own rows:
+	// the sampler is quiet.
+	rateRows atomic.Bool
 }
 
 func newDemo(w io.Writer, opts demoOptions) (*demo, error) {
@@ -190,8 +209,8 @@ func runDemo(ctx context.Context, w io.Writer, opts demoOptions) (demoResult, er
 	if err != nil {
 		return demoResult{}, err
 	}
-	d.tl.printf("sluice demo: service %s (Browse, Checkout), %d workers, seed %d, step %s",
-		demoService, opts.Workers, opts.Seed, opts.Step)
+	d.tl.printf("sluice demo: service %s (Browse, Checkout), %d workers, seed %d, step %s, rate step %s",
+		demoService, opts.Workers, opts.Seed, opts.Step, opts.RateStep)
 	d.tl.header()
 
 	// Workers are stopped by finish, not by ctx, so an interrupted run
@@ -310,7 +329,9 @@ func (d *demo) sample(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			d.tl.row(d.snapshot(d.k.Stats(), "", ""))
+			if !d.rateRows.Load() {
+				d.tl.row(d.snapshot(d.k.Stats(), "", ""))
+			}
 		}
 	}
 }
@@ -344,7 +365,8 @@ type scenarioStep struct {
 	run  func(ctx context.Context) (note string, err error)
 }
 
-// script runs steps 1 to 8, printing a row after each and pausing Step.
+// script runs steps 1 to 8, printing a row after each and pausing Step,
+// then the rate phase (steps 9a to 9c).
 func (d *demo) script(ctx context.Context) error {
 	for _, s := range d.steps() {
 		if err := ctx.Err(); err != nil {
@@ -357,7 +379,7 @@ func (d *demo) script(ctx context.Context) error {
 		d.tl.row(d.snapshot(d.k.Stats(), s.name, note))
 		sleepCtx(ctx, d.opts.Step)
 	}
-	return nil
+	return d.ratePhase(ctx)
 }
 
 func (d *demo) steps() []scenarioStep {
@@ -445,24 +467,35 @@ func (d *demo) waitFor(ctx context.Context, cond func() bool) bool {
 	return true
 }
 
-// enable, update and disable log the publication in the observer (which
-// bumps the epoch) before making it, and check that the kernel's generation
-// is the epoch.
+// enable, update, updateRate and disable log the publication in the
+// observer (which bumps the epoch) before making it, tell it when the call
+// returned, and check that the kernel's generation is the epoch.
 func (d *demo) enable(o kernel.Options) error {
 	e := d.obs.publishing(&o)
 	gen, err := d.k.Enable(o)
+	d.obs.published(e)
 	return published("Enable", e, gen, err)
 }
 
 func (d *demo) update(o kernel.Options) error {
 	e := d.obs.publishing(&o)
 	gen, err := d.k.Update(d.k.Generation(), o)
+	d.obs.published(e)
+	return published("Update", e, gen, err)
+}
+
+// updateRate is update for a candidate whose Global rule carries b.
+func (d *demo) updateRate(o kernel.Options, b bucket) error {
+	e := d.obs.publishingRate(&o, b)
+	gen, err := d.k.Update(d.k.Generation(), o)
+	d.obs.published(e)
 	return published("Update", e, gen, err)
 }
 
 func (d *demo) disable() error {
 	e := d.obs.publishing(nil)
 	gen, err := d.k.Disable()
+	d.obs.published(e)
 	return published("Disable", e, gen, err)
 }
 
@@ -476,7 +509,7 @@ func published(op string, epoch, gen uint64, err error) error {
 	return nil
 }
 
-// finish is step 9: stop the workers (every permit is released), Seal,
+// finish is step 10: stop the workers (every permit is released), Seal,
 // Drain, and check that every counter is back to zero.
 func (d *demo) finish(stopWork context.CancelFunc, workers *sync.WaitGroup) (demoResult, error) {
 	stopWork()
@@ -506,17 +539,22 @@ func (d *demo) finish(stopWork context.CancelFunc, workers *sync.WaitGroup) (dem
 	if len(problems) > 0 {
 		note = "counters not zero"
 	}
-	d.tl.row(d.snapshot(final, "9 stop, seal, drain", note))
+	d.tl.row(d.snapshot(final, "10 stop, seal, drain", note))
+	rate := d.obs.rateCheck()
 	return demoResult{
 		OverAdmissions:  d.obs.overAdmissions(),
 		CountersZero:    len(problems) == 0,
+		RateOver:        rate.Over,
+		RateGrants:      rate.Grants,
+		RateDetail:      rate.Detail,
 		CounterProblems: problems,
 		OverExamples:    d.obs.overExamples(),
 	}, drainErr
 }
 
 // counterProblems lists the kernel counters of st that are not zero. Live
-// programs are only expected to be zero once drained.
+// programs are only expected to be zero once drained. A rate state's InUse
+// is taken quota, which stays taken: only its waiters must be zero.
 func counterProblems(st kernel.Stats, drained bool) []string {
 	var out []string
 	if st.QueuedCalls != 0 {
@@ -529,7 +567,7 @@ func counterProblems(st kernel.Stats, drained bool) []string {
 		out = append(out, fmt.Sprintf("DoubleReleases=%d", st.DoubleReleases))
 	}
 	for _, sc := range st.Scopes {
-		if sc.InUse != 0 {
+		if sc.InUse != 0 && !strings.HasSuffix(sc.Name, "/"+spi.ClassRate.String()) {
 			out = append(out, fmt.Sprintf("%s InUse=%d", sc.Name, sc.InUse))
 		}
 		if sc.Waiters != 0 {
@@ -557,6 +595,7 @@ func (d *demo) report(res demoResult) {
 	d.tl.printf("")
 	d.tl.printf("admitted=%d rejected=%d (%s) bypassed=%d", d.admitted.Load(), d.rejected(), strings.Join(reasons, " "), d.bypassed.Load())
 	d.tl.printf("peak holders: global=%d %s=%d", d.obs.peak("global"), checkoutScope, d.obs.peak(checkoutScope))
+	d.tl.printf("rate check: %d grants under the Global token bucket; %s", res.RateGrants, res.RateDetail)
 	for _, ex := range res.OverExamples {
 		d.tl.printf("over-admission: %s", ex)
 	}

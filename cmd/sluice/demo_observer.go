@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/limiters/concurrency"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 // observer checks, from outside the kernel, that no grant ever left the
@@ -32,9 +34,15 @@ import (
 // before Release, so at every instant they are at most what the kernel
 // holds; if the kernel respects its limits the observer never counts an
 // over-admission. Permits captured while disabled are never counted.
+//
+// The observer also records the time of every grant by a program with a
+// Global token bucket (publishingRate), and the times around each
+// publication, for the rate check of demo_rate.go.
 type observer struct {
 	cat    *kernel.Catalog
 	scopes []*scopeCount // global, then services by id, then methods by id
+	// now is the observer's clock (time.Now; tests replace it before use).
+	now func() time.Time
 
 	mu    sync.RWMutex
 	log   []epochEntry // log[e] is epoch e; log[0] is the initial disabled state
@@ -43,6 +51,9 @@ type observer struct {
 	over     atomic.Int64
 	vmu      sync.Mutex
 	examples []string // the first few over-admissions, for the report
+
+	rmu        sync.Mutex
+	rateGrants []rateGrant // grants by programs with a Global token bucket
 }
 
 // maxExamples bounds the over-admissions described in the report.
@@ -58,10 +69,23 @@ type scopeCount struct {
 
 // epochEntry is what the observer knows about one publication: the
 // concurrency limit of each scope its program binds (by index into
-// observer.scopes), or nothing for a Disable.
+// observer.scopes) and its Global token bucket, or nothing for a Disable;
+// and when the publication was made.
 type epochEntry struct {
 	enabled bool
 	limits  map[int]int64
+	rate    *bucket // the Global token bucket; nil when there is none
+
+	// begun is read before the kernel call, done after it returned (zero
+	// until then): the kernel's publication instant is between them.
+	begun, done time.Time
+}
+
+// rateGrant is one grant by a program with a Global token bucket, stamped
+// after Admit returned (so at or after the kernel's grant).
+type rateGrant struct {
+	gen uint64
+	at  time.Time
 }
 
 // holding is one counted grant, returned to released.
@@ -71,7 +95,7 @@ type holding struct {
 }
 
 func newObserver(cat *kernel.Catalog) *observer {
-	o := &observer{cat: cat, log: []epochEntry{{}}}
+	o := &observer{cat: cat, now: time.Now, log: []epochEntry{{}}}
 	add := func(name string) { o.scopes = append(o.scopes, &scopeCount{idx: len(o.scopes), name: name}) }
 	add("global")
 	for s := 0; s < cat.Services(); s++ {
@@ -87,25 +111,65 @@ func (o *observer) serviceIndex(s kernel.ServiceID) int { return 1 + int(s) }
 func (o *observer) methodIndex(m kernel.MethodID) int   { return 1 + o.cat.Services() + int(m) }
 
 // publishing records the configuration about to be published (nil for
-// Disable) and returns its epoch. Call it before Enable, Update or Disable.
+// Disable) and returns its epoch. Call it before Enable, Update or Disable,
+// and published after. opts must not carry a Global rate limit: use
+// publishingRate for that.
 func (o *observer) publishing(opts *kernel.Options) uint64 {
-	e := o.entryOf(opts)
+	return o.appendEpoch(o.entryOf(opts, nil))
+}
+
+// publishingRate is publishing for a candidate whose Global rule carries
+// the token bucket b (b.spec()).
+func (o *observer) publishingRate(opts *kernel.Options, b bucket) uint64 {
+	return o.appendEpoch(o.entryOf(opts, &b))
+}
+
+func (o *observer) appendEpoch(e epochEntry) uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	e.begun = o.now()
 	o.log = append(o.log, e)
 	n := uint64(len(o.log) - 1)
 	o.epoch.Store(n)
 	return n
 }
 
-// entryOf extracts the concurrency limit of each scope of opts.
-func (o *observer) entryOf(opts *kernel.Options) epochEntry {
+// published records that the kernel call publishing epoch e returned.
+func (o *observer) published(e uint64) {
+	now := o.now()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if e < uint64(len(o.log)) {
+		o.log[e].done = now
+	}
+}
+
+// entryOf extracts the concurrency limit of each scope of opts, and checks
+// that the Global rule carries the token bucket rate, and no other limit,
+// besides its concurrency limit (a demo bug otherwise: the rate check would
+// be told the wrong bucket).
+func (o *observer) entryOf(opts *kernel.Options, rate *bucket) epochEntry {
 	if opts == nil {
+		if rate != nil {
+			panic("observer: a token bucket for a Disable")
+		}
 		return epochEntry{}
 	}
-	e := epochEntry{enabled: true, limits: make(map[int]int64)}
+	e := epochEntry{enabled: true, limits: make(map[int]int64), rate: rate}
 	if l, ok := concurrencyLimit(opts.Global); ok {
 		e.limits[0] = l
+	}
+	var others []spi.Spec
+	for _, s := range opts.Global.Limits {
+		if s.Kind != concurrency.KindName {
+			others = append(others, s)
+		}
+	}
+	switch {
+	case rate == nil && len(others) > 0:
+		panic(fmt.Sprintf("observer: Global limit %s published without its rate (use publishingRate)", others[0].Kind))
+	case rate != nil && (len(others) != 1 || others[0].Kind != rate.spec().Kind || !others[0].Params.Equal(rate.spec().Params)):
+		panic(fmt.Sprintf("observer: the Global rule does not carry exactly the bucket %s", rate))
 	}
 	for name, r := range opts.Services {
 		if sid, ok := o.cat.Service(name); ok {
@@ -160,6 +224,13 @@ func (o *observer) granted(e0, gen uint64, m kernel.MethodID) *holding {
 		}
 	}
 	e1 := o.epoch.Load()
+	if known && entry.rate != nil {
+		// Stamped after Admit returned: at or after the kernel's grant.
+		g := rateGrant{gen: gen, at: o.now()}
+		o.rmu.Lock()
+		o.rateGrants = append(o.rateGrants, g)
+		o.rmu.Unlock()
+	}
 
 	if !known || !entry.enabled {
 		o.violation(fmt.Sprintf("grant of %s by generation %d, which was never published as an enabled program (epochs %d..%d)",
@@ -231,6 +302,14 @@ func raisePeak(peak *atomic.Int64, n int64) {
 			return
 		}
 	}
+}
+
+// rateGrantCount returns the number of grants by programs with a Global
+// token bucket recorded so far.
+func (o *observer) rateGrantCount() int {
+	o.rmu.Lock()
+	defer o.rmu.Unlock()
+	return len(o.rateGrants)
 }
 
 // overAdmissions returns the number of over-admissions counted.

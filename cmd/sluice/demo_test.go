@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,14 +20,18 @@ import (
 // The demo starts workers, a sampler and queue timers: none may outlive it.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-const cleanLine = "invariants: over_admissions=0 counters_zero=true"
+const cleanLine = "invariants: over_admissions=0 counters_zero=true rate_over=0"
 
 func shortDemoOptions() demoOptions {
 	o := defaultDemoOptions()
 	o.Workers = 8
 	o.Step = 40 * time.Millisecond
+	o.RateStep = 160 * time.Millisecond
 	return o
 }
+
+// rateRow matches the rows of the rate phase.
+var rateRow = regexp.MustCompile(`(?m)^ +\d+\.\d{3}s +\d+ +· +8 .* admitted +\d+/s +bucket +(\d+)/s `)
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
@@ -44,19 +51,70 @@ func TestDemoShortRunKeepsInvariants(t *testing.T) {
 	for _, step := range []string{
 		"1 start (disabled)", "2 enable global=4", "3 grow global=8", "4 shrink global=2",
 		"5 shrink queue calls=1", "6a add rule Checkout=1", "6b remove rule Checkout",
-		"7 disable", "8 re-enable global=2", "8b old holders release", "9 stop, seal, drain",
+		"7 disable", "8 re-enable global=2", "8b old holders release",
+		"9a rate 200/s burst=20", "9b lower 50/s burst=5", "9c raise 300/s burst=30",
+		"10 stop, seal, drain",
 	} {
 		assert.Contains(t, text, step)
 	}
 	assert.NotContains(t, text, "precondition not reached")
+
+	// The rate phase: 4 rows per bucket, in order, and a clean rate check
+	// over grants that did happen under the bucket.
+	var buckets []string
+	for _, m := range rateRow.FindAllStringSubmatch(text, -1) {
+		buckets = append(buckets, m[1])
+	}
+	assert.Equal(t, []string{"200", "200", "200", "200", "50", "50", "50", "50", "300", "300", "300", "300"}, buckets, text)
+	assert.Less(t, strings.Index(text, "9c raise"), strings.Index(text, "10 stop, seal, drain"))
+	assert.Zero(t, res.RateOver, res.RateDetail)
+	assert.Positive(t, res.RateGrants)
+	assert.Contains(t, text, "rate check: ")
+	assert.Contains(t, text, "closest approach")
+}
+
+// cancelOnWrite cancels when a written line contains marker.
+type cancelOnWrite struct {
+	mu        sync.Mutex
+	buf       bytes.Buffer
+	marker    string
+	cancel    context.CancelFunc
+	cancelled time.Time
+}
+
+func (w *cancelOnWrite) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cancelled.IsZero() && bytes.Contains(p, []byte(w.marker)) {
+		w.cancelled = time.Now()
+		w.cancel()
+	}
+	return w.buf.Write(p)
+}
+
+func TestDemoInterruptedInRatePhaseStillDrains(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &cancelOnWrite{marker: "9a rate", cancel: cancel}
+	opts := shortDemoOptions()
+	opts.RateStep = 4 * time.Second // interrupted long before it ends
+	res, err := runDemo(ctx, out, opts)
+	require.ErrorIs(t, err, context.Canceled)
+	require.False(t, out.cancelled.IsZero())
+	assert.Less(t, time.Since(out.cancelled), opts.rateWindow(), "the rate phase stops at once")
+	text := out.buf.String()
+	assert.True(t, res.OK(), "result %+v\n%s", res, text)
+	assert.NotContains(t, text, "9b lower")
+	assert.Contains(t, text, "10 stop, seal, drain")
+	assert.Equal(t, cleanLine, lastLine(text))
 }
 
 func TestDemoCommandExitsCleanly(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"demo", "-workers", "6", "-step", "30ms", "-seed", "7"}, &stdout, &stderr)
+	code := run(context.Background(), []string{"demo", "-workers", "6", "-step", "30ms", "-seed", "7", "-rate-step", "100ms"}, &stdout, &stderr)
 	require.Equal(t, exitOK, code, "stderr: %s\nstdout: %s", stderr.String(), stdout.String())
 	assert.Empty(t, stderr.String())
-	assert.Contains(t, stdout.String(), "6 workers, seed 7, step 30ms")
+	assert.Contains(t, stdout.String(), "6 workers, seed 7, step 30ms, rate step 100ms")
 	assert.Equal(t, cleanLine, lastLine(stdout.String()))
 }
 
@@ -86,6 +144,7 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"demo", "-nope"}, code: exitUsage, err: "flag provided but not defined", emptyOut: true},
 		{args: []string{"demo", "-workers", "2"}, code: exitUsage, err: "-workers must be between 4", emptyOut: true},
 		{args: []string{"demo", "-step", "0s"}, code: exitUsage, err: "-step must be at least", emptyOut: true},
+		{args: []string{"demo", "-rate-step", "10ms"}, code: exitUsage, err: "-rate-step must be at least", emptyOut: true},
 		{args: []string{"demo", "extra"}, code: exitUsage, err: "unexpected arguments", emptyOut: true},
 	} {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
@@ -286,7 +345,237 @@ func TestResultLineAndStatus(t *testing.T) {
 	assert.True(t, demoResult{CountersZero: true}.OK())
 	bad := demoResult{OverAdmissions: 3, CountersZero: true}
 	assert.False(t, bad.OK())
-	assert.Equal(t, "invariants: over_admissions=3 counters_zero=true", bad.InvariantsLine())
+	assert.Equal(t, "invariants: over_admissions=3 counters_zero=true rate_over=0", bad.InvariantsLine())
 	assert.False(t, demoResult{}.OK(), "counters not zero fails the run")
-	assert.Equal(t, "invariants: over_admissions=0 counters_zero=false", demoResult{}.InvariantsLine())
+	assert.Equal(t, "invariants: over_admissions=0 counters_zero=false rate_over=0", demoResult{}.InvariantsLine())
+	overRate := demoResult{CountersZero: true, RateOver: 25}
+	assert.False(t, overRate.OK(), "a grant above the rate bound fails the run")
+	assert.Equal(t, "invariants: over_admissions=0 counters_zero=true rate_over=25", overRate.InvariantsLine())
+}
+
+// --- the rate check ---
+
+// fakeClock drives the observer's clock by hand.
+type fakeClock struct{ now time.Time }
+
+func (c *fakeClock) at(ms int) time.Time {
+	return time.Unix(1_000_000, 0).Add(time.Duration(ms) * time.Millisecond)
+}
+func (c *fakeClock) set(ms int) { c.now = c.at(ms) }
+
+func (f observerFixture) withClock() *fakeClock {
+	c := &fakeClock{}
+	c.set(0)
+	f.obs.now = func() time.Time { return c.now }
+	return c
+}
+
+// publishRate publishes b (with the rate phase's config) at begun, and
+// records the kernel call as returned at done.
+func (f observerFixture) publishRate(c *fakeClock, b bucket, begun, done int) uint64 {
+	c.set(begun)
+	o := rateConfig(b)
+	e := f.obs.publishingRate(&o, b)
+	c.set(done)
+	f.obs.published(e)
+	return e
+}
+
+// grant counts n grants by gen at ms (each released at once).
+func (f observerFixture) grant(c *fakeClock, gen uint64, ms, n int) {
+	c.set(ms)
+	for range n {
+		f.obs.released(f.obs.granted(gen, gen, f.browse))
+	}
+}
+
+func TestObserverCountsOverRateGrants(t *testing.T) {
+	f := newObserverFixture(t)
+	c := f.withClock()
+	g1 := f.publishRate(c, bucket{TokenLimit: 5, PerSecond: 10}, 0, 1)
+	f.grant(c, g1, 2, 5) // the full bucket: fine
+	require.Zero(t, f.obs.rateCheck().Over)
+
+	// 3 more within the same millisecond: the bucket cannot have them.
+	f.grant(c, g1, 2, 3)
+	rep := f.obs.rateCheck()
+	assert.Equal(t, 8, rep.Grants)
+	assert.Equal(t, int64(3), rep.Over)
+	assert.Equal(t, int64(-3), rep.Margin)
+	assert.Contains(t, rep.Detail, "3 over: 8 grants by generations 1..1")
+
+	// 100 ms later one token has accrued: the excess does not grow by
+	// one more grant, and does by two.
+	f.grant(c, g1, 102, 1)
+	assert.Equal(t, int64(3), f.obs.rateCheck().Over)
+	f.grant(c, g1, 102, 1)
+	assert.Equal(t, int64(4), f.obs.rateCheck().Over)
+	assert.Zero(t, f.obs.overAdmissions(), "one holder at a time: no concurrency over-admission")
+}
+
+// A bucket refilled for free when its tokenLimit is raised is caught in
+// the family of the raise (at most min(5, 30) tokens carried) and in the
+// earlier one.
+func TestObserverCountsFreeBurstAtRaise(t *testing.T) {
+	f := newObserverFixture(t)
+	c := f.withClock()
+	g1 := f.publishRate(c, bucket{TokenLimit: 5, PerSecond: 10}, 0, 1)
+	f.grant(c, g1, 1, 5)
+	g2 := f.publishRate(c, bucket{TokenLimit: 30, PerSecond: 10}, 500, 501)
+	f.grant(c, g2, 502, 20)
+	rep := f.obs.rateCheck()
+	// Family 2: 20 grants, at most 5 carried + 0 accrued. Family 1: 25
+	// grants, at most 5 + 10/s × 0.502 s.
+	assert.Equal(t, int64(15), rep.Over, rep.Detail)
+	assert.Equal(t, 25, rep.Grants)
+}
+
+func TestObserverRateWindowFollowsPublications(t *testing.T) {
+	f := newObserverFixture(t)
+	c := f.withClock()
+	g1 := f.publishRate(c, bucket{TokenLimit: 20, PerSecond: 100}, 0, 10)
+	f.grant(c, g1, 10, 20)
+	// Lowered at some instant in [1000, 1010]: until it returned, the old
+	// rate may still apply (100 tokens by 1000 ms, 1 more by 1010 ms).
+	g2 := f.publishRate(c, bucket{TokenLimit: 5, PerSecond: 10}, 1000, 1010)
+	f.grant(c, g1, 1010, 101)
+	assert.Zero(t, f.obs.rateCheck().Over)
+	// Grants by the new generation draw on at most 5 carried tokens.
+	f.grant(c, g2, 1010, 5)
+	rep := f.obs.rateCheck()
+	assert.Equal(t, int64(5), rep.Over, "family 1 had nothing left: %s", rep.Detail)
+
+	// A program without a rate ends the run; its grants are not checked,
+	// and a bucket added again starts full (a new lineage).
+	f2 := newObserverFixture(t)
+	c2 := f2.withClock()
+	h1 := f2.publishRate(c2, bucket{TokenLimit: 5, PerSecond: 10}, 0, 1)
+	f2.grant(c2, h1, 1, 5)
+	c2.set(2)
+	h2 := f2.publish(global(8))
+	f2.grant(c2, h2, 3, 50)
+	h3 := f2.publishRate(c2, bucket{TokenLimit: 5, PerSecond: 10}, 4, 5)
+	f2.grant(c2, h3, 5, 5)
+	rep = f2.obs.rateCheck()
+	assert.Zero(t, rep.Over, rep.Detail)
+	assert.Equal(t, 10, rep.Grants)
+	assert.Zero(t, rep.Margin, "both buckets were emptied at once")
+}
+
+func TestObserverRequiresTheBucketItChecks(t *testing.T) {
+	f := newObserverFixture(t)
+	o := rateConfig(bucket{TokenLimit: 5, PerSecond: 10})
+	assert.Panics(t, func() { f.obs.publishing(&o) }, "a rate published without telling the observer")
+	assert.Panics(t, func() { f.obs.publishingRate(&o, bucket{TokenLimit: 5, PerSecond: 20}) }, "another bucket")
+	plain := demoConfig(4, queueWide, 0)
+	assert.Panics(t, func() { f.obs.publishingRate(&plain, bucket{TokenLimit: 5, PerSecond: 10}) }, "no bucket in the candidate")
+}
+
+// simulateBucket runs a reference token bucket through the demo's three
+// buckets (publication instants inside the observer's windows, greedy
+// demand, some grants by the previous generation, grants observed late)
+// and returns the observer's rate check. freeBurst refills the bucket when
+// its capacity is raised, as a buggy limiter would.
+func simulateBucket(t *testing.T, seed uint64, freeBurst bool) rateReport {
+	f := newObserverFixture(t)
+	c := f.withClock()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	type pending struct {
+		gen uint64
+		at  int
+	}
+	var (
+		queue            []pending
+		gens             []uint64
+		milli, cap, rate int64 // the bucket in thousandths of a token; rate per ms
+		live             bool
+	)
+	buckets := []bucket{{TokenLimit: 20, PerSecond: 200}, {TokenLimit: 5, PerSecond: 50}, {TokenLimit: 30, PerSecond: 300}}
+	type pub struct{ begun, commit, done int }
+	var pubs []pub
+	for i := range buckets {
+		at := 100 + 1000*i
+		pubs = append(pubs, pub{begun: at, commit: at + rng.IntN(4), done: at + 4 + rng.IntN(3)})
+	}
+	for ms := 0; ms < 3200; ms++ {
+		c.set(ms)
+		for i, p := range pubs {
+			if ms == p.begun {
+				o := rateConfig(buckets[i])
+				gens = append(gens, f.obs.publishingRate(&o, buckets[i]))
+			}
+			if ms == p.commit {
+				b := buckets[i]
+				switch {
+				case !live:
+					milli = b.TokenLimit * 1000 // a new bucket starts full
+				case freeBurst && b.TokenLimit*1000 > cap:
+					milli = b.TokenLimit * 1000
+				default:
+					milli = min(milli, b.TokenLimit*1000)
+				}
+				live, cap, rate = true, b.TokenLimit*1000, b.PerSecond
+			}
+			if ms == p.done {
+				f.obs.published(gens[i])
+			}
+		}
+		if live && ms < 3190 { // then the grants still pending are observed
+			if ms > 0 {
+				milli = min(milli+rate, cap)
+			}
+			for range 3 { // demand above every rate
+				if milli < 1000 {
+					break
+				}
+				milli -= 1000
+				// Captured by the generation committed last, or by the
+				// one before (captured before the publication).
+				committed := 0
+				for i, p := range pubs {
+					if ms >= p.commit {
+						committed = i
+					}
+				}
+				g := gens[committed]
+				if committed > 0 && rng.IntN(4) == 0 {
+					g = gens[committed-1]
+				}
+				queue = append(queue, pending{gen: g, at: ms + rng.IntN(3)})
+			}
+		}
+		kept := queue[:0]
+		for _, p := range queue {
+			if p.at <= ms {
+				f.obs.released(f.obs.granted(p.gen, p.gen, f.browse))
+			} else {
+				kept = append(kept, p)
+			}
+		}
+		queue = kept
+	}
+	require.Empty(t, queue)
+	return f.obs.rateCheck()
+}
+
+func TestRateBoundHoldsForAReferenceBucket(t *testing.T) {
+	for seed := range uint64(20) {
+		rep := simulateBucket(t, seed, false)
+		require.Zero(t, rep.Over, "seed %d: %s", seed, rep.Detail)
+		require.Greater(t, rep.Grants, 500)
+		// The bound is tight: the greedy demand comes within a couple of
+		// tokens of it.
+		require.LessOrEqual(t, rep.Margin, int64(2), "seed %d: %s", seed, rep.Detail)
+
+		bad := simulateBucket(t, seed, true)
+		require.GreaterOrEqual(t, bad.Over, int64(20), "seed %d: a free refill to 30 at the raise: %s", seed, bad.Detail)
+	}
+}
+
+func TestRateBar(t *testing.T) {
+	assert.Equal(t, "", rateBar(9, 50))
+	assert.Equal(t, "#####", rateBar(52, 50))
+	assert.Equal(t, "####", rateBar(49, 50))
+	assert.Equal(t, "#####++", rateBar(70, 50))
+	assert.Len(t, rateBar(10000, 300), 60)
 }

@@ -1,10 +1,11 @@
 module github.com/sluicerpc/sluice/cmd/sluice
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/sluicerpc/sluice/kernel v0.0.0
 	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0
+	github.com/sluicerpc/sluice/limiters/tokenbucket v0.0.0
 	github.com/sluicerpc/sluice/spi v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
@@ -15,5 +16,7 @@ require go.yaml.in/yaml/v3 v3.0.5 // indirect
 replace (
 	github.com/sluicerpc/sluice/kernel => ../../kernel
 	github.com/sluicerpc/sluice/limiters/concurrency => ../../limiters/concurrency
+	github.com/sluicerpc/sluice/limiters/tokenbucket => ../../limiters/tokenbucket
+	github.com/sluicerpc/sluice/limiters/window => ../../limiters/window
 	github.com/sluicerpc/sluice/spi => ../../spi
 )

@@ -55,7 +55,8 @@ func usage(w io.Writer) {
 
 commands:
   demo    run in-process workers through live admission updates and check
-          that no grant ever exceeded the configuration that granted it
+          that no grant ever exceeded the configuration that granted it,
+          nor the rate of a token bucket changed live
   help    print this help
 
 Run "sluice demo -h" for the demo's flags.
@@ -71,6 +72,7 @@ func runDemoCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	workers := fs.Int("workers", def.Workers, "number of worker goroutines (at least 4)")
 	seed := fs.Uint64("seed", def.Seed, "seed of the workers' random hold times, methods and payload sizes")
 	step := fs.Duration("step", def.Step, "pause after each step of the scenario")
+	rateStep := fs.Duration("rate-step", def.RateStep, "how long each token bucket of the rate phase stays in force")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: sluice demo [flags]\n\nflags:\n")
 		fs.PrintDefaults()
@@ -87,7 +89,7 @@ func runDemoCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		return exitUsage
 	}
 	opts := def
-	opts.Workers, opts.Seed, opts.Step = *workers, *seed, *step
+	opts.Workers, opts.Seed, opts.Step, opts.RateStep = *workers, *seed, *step, *rateStep
 	if err := opts.validate(); err != nil {
 		fmt.Fprintf(stderr, "sluice demo: %v\n", err)
 		return exitUsage
