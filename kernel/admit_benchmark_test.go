@@ -89,7 +89,7 @@ func BenchmarkAdmit(b *testing.B) {
 	rateOpts := func(s spi.Spec) kernel.Options {
 		return kernel.Options{Global: conc(1 << 20), Methods: map[string]kernel.Rule{echoSay: {Limits: []spi.Spec{s}}}}
 	}
-	ampleBucket := tokenbucket.ContinuousSpec(1<<30, 1<<30, time.Millisecond)
+	ampleBucket := tokenbucket.ContinuousSpec(1<<30, 1<<30, time.Second)
 	b.Run("tokenbucket-permit", func(b *testing.B) {
 		f := newFixture(b)
 		f.enable(rateOpts(ampleBucket))
@@ -124,7 +124,7 @@ func BenchmarkAdmit(b *testing.B) {
 		f := newFixture(b)
 		f.enable(rateOpts(ampleBucket))
 		for i := range 64 {
-			f.update(rateOpts(tokenbucket.ContinuousSpec(1<<30-int64(i%2), 1<<30, time.Millisecond)))
+			f.update(rateOpts(tokenbucket.ContinuousSpec(1<<30-int64(i%2), 1<<30, time.Second)))
 		}
 		f.update(rateOpts(ampleBucket))
 		admitRelease(b, f)

@@ -54,4 +54,14 @@
 // word's value plus the elapsed refill gives the tokens, so refill needs no
 // write). The control path freezes the old config's word before computing
 // its successor, so every grant is counted on exactly one config.
+//
+// Concurrent callers can arrive with slightly out-of-order times (each read
+// the clock a moment before its compare-and-swap). The word does not record
+// the time of the newest grant, so a caller whose time is older than the
+// newest grant's sees the refill between the two as not yet accrued: it is
+// judged on the strict side, never granted more. With a realistic refill
+// horizon (tokenLimit at the refill rate, typically tens of milliseconds to
+// seconds) the effect is nil; with a horizon of a millisecond or less, a
+// caller descheduled for longer than the horizon between reading the clock
+// and acquiring can be refused although the bucket has tokens.
 package tokenbucket
