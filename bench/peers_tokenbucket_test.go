@@ -20,6 +20,8 @@ import (
 //     Release) whose only scope is a Global continuous token bucket.
 //   - tokenbucket-limiter: the limiter alone, TryAcquire(clock.Now(), 1).
 func init() {
+	moreChecks["sluice-tokenbucket"] = checkSluiceBucket
+	moreChecks["tokenbucket-limiter"] = checkBucketLimiter
 	peers = append(peers,
 		peer{"sluice-tokenbucket", func(b *testing.B) { benchSluiceBucket(b, false) }, func(b *testing.B) { benchSluiceBucket(b, true) }},
 		peer{"tokenbucket-limiter", func(b *testing.B) { benchBucketLimiter(b, false) }, func(b *testing.B) { benchBucketLimiter(b, true) }},
@@ -90,11 +92,16 @@ func benchBucketLimiter(b *testing.B, parallel bool) {
 	})
 }
 
-// The token bucket subjects really limit: with one token and no refill
-// worth speaking of, a second request is refused.
-func TestPeersTokenBucketLimits(t *testing.T) {
-	one := tokenbucket.Spec(1, 1, time.Hour)
-	k, req := newSluiceBucket(t, one)
+// moreChecks are the TestPeersAdmit sanity checks of subjects defined
+// outside peers_test.go.
+var moreChecks = map[string]func(*testing.T){}
+
+// oneToken is a bucket with one token and no refill worth speaking of.
+var oneToken = tokenbucket.Spec(1, 1, time.Hour)
+
+// checkSluiceBucket: through the kernel, the second request is refused.
+func checkSluiceBucket(t *testing.T) {
+	k, req := newSluiceBucket(t, oneToken)
 	var p kernel.Permit
 	require.True(t, k.Capture(&p))
 	require.NoError(t, p.Admit(context.Background(), req))
@@ -102,8 +109,11 @@ func TestPeersTokenBucketLimits(t *testing.T) {
 	require.True(t, k.Capture(&p))
 	reason, _ := kernel.ReasonOf(p.Admit(context.Background(), req))
 	require.Equal(t, kernel.ReasonRate, reason)
+}
 
-	l, err := tokenbucket.Kind{}.New(one.Params, time.Now())
+// checkBucketLimiter: the limiter alone refuses the second token.
+func checkBucketLimiter(t *testing.T) {
+	l, err := tokenbucket.Kind{}.New(oneToken.Params, time.Now())
 	require.NoError(t, err)
 	now := time.Now()
 	require.True(t, l.TryAcquire(now, 1).Granted)
