@@ -53,6 +53,19 @@ func BenchmarkAdmit(b *testing.B) {
 		}
 	}
 
+	admitRefused := func(b *testing.B, f *fixture) {
+		var p kernel.Permit
+		req := kernel.Request{Method: f.say}
+		b.ReportAllocs()
+		for b.Loop() {
+			f.k.Capture(&p)
+			if err := p.Admit(ctx, req); err == nil {
+				b.Fatal("granted")
+			}
+			p.Release()
+		}
+	}
+
 	b.Run("disabled", func(b *testing.B) {
 		f := newFixture(b)
 		admitRelease(b, f)
@@ -67,16 +80,7 @@ func BenchmarkAdmit(b *testing.B) {
 		f.enable(ampleOptions(1))
 		holder := f.grant(f.say)
 		defer holder.Release()
-		var p kernel.Permit
-		req := kernel.Request{Method: f.say}
-		b.ReportAllocs()
-		for b.Loop() {
-			f.k.Capture(&p)
-			if err := p.Admit(ctx, req); err == nil {
-				b.Fatal("granted")
-			}
-			p.Release()
-		}
+		admitRefused(b, f)
 	})
 	b.Run("after-64-updates", func(b *testing.B) {
 		f := newFixture(b)
@@ -99,16 +103,7 @@ func BenchmarkAdmit(b *testing.B) {
 		f := newFixture(b)
 		f.enable(rateOpts(tokenbucket.Spec(1, 1, time.Hour)))
 		f.grant(f.say).Release() // the one token
-		var p kernel.Permit
-		req := kernel.Request{Method: f.say}
-		b.ReportAllocs()
-		for b.Loop() {
-			f.k.Capture(&p)
-			if err := p.Admit(ctx, req); err == nil {
-				b.Fatal("granted")
-			}
-			p.Release()
-		}
+		admitRefused(b, f)
 	})
 	b.Run("fixedwindow-permit", func(b *testing.B) {
 		f := newFixture(b)
