@@ -17,6 +17,16 @@
 // only if that generation is still current. A rejected or losing candidate
 // changes nothing.
 //
+// Concurrency state is keyed by scope (Global, a service, a method), so a
+// resize binds to the same budget. Rate state is keyed by scope and lineage:
+// a parameter change reconfigures the lineage in place, an algorithm
+// replacement starts a new lineage that inherits the old usage as a barrier
+// (requests of older programs are charged to the newest lineage), and a
+// removed and re-added rate starts afresh. The optional partition layer
+// ([PartitionPolicy]) gives every key of a selector its own states, in a
+// namespace named by the selector's explicit identity. docs/admission.md
+// states every transition and the test that checks it.
+//
 // The generation cell ([Cell]) under the kernel is a small generic primitive:
 // publish a value, capture it with a lease, retire the previous value, and
 // run its drain callback exactly once when its last lease ends.
