@@ -1,0 +1,15 @@
+// Package conformance is the test suite that any sluice SPI implementation
+// runs to prove it keeps the contracts.
+//
+// It follows the Go CDK drivertest shape: an implementer writes a small
+// harness and calls the suite from an ordinary test,
+//
+//	func TestConformance(t *testing.T) {
+//		conformance.RunLimiterTests(t, newHarness)
+//	}
+//
+// and the suite runs one subtest per check. Every check uses explicit time
+// only: it builds limiters at a fixed start instant and advances the time it
+// passes to them itself, so runs are deterministic (apart from the
+// interleavings of the concurrent checks, which run under -race).
+package conformance
