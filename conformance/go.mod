@@ -2,6 +2,12 @@ module github.com/sluicerpc/sluice/conformance
 
 go 1.26
 
-require github.com/sluicerpc/sluice/spi v0.0.0
+require (
+	github.com/sluicerpc/sluice/spi v0.0.0
+	github.com/stretchr/testify v1.12.1
+	pgregory.net/rapid v1.3.0
+)
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
 
 replace github.com/sluicerpc/sluice/spi => ../spi

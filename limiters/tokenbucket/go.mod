@@ -3,6 +3,7 @@ module github.com/sluicerpc/sluice/limiters/tokenbucket
 go 1.26
 
 require (
+	github.com/sluicerpc/sluice/conformance v0.0.0
 	github.com/sluicerpc/sluice/spi v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
@@ -13,3 +14,5 @@ require (
 require go.yaml.in/yaml/v3 v3.0.5 // indirect
 
 replace github.com/sluicerpc/sluice/spi => ../../spi
+
+replace github.com/sluicerpc/sluice/conformance => ../../conformance
