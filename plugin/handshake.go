@@ -1,0 +1,25 @@
+package plugin
+
+import (
+	goplugin "github.com/hashicorp/go-plugin"
+)
+
+// ProtocolVersion is the version of the limiter-kind bridge protocol. A host
+// refuses a plugin built for another version.
+const ProtocolVersion = 1
+
+// Handshake is the go-plugin handshake shared by hosts and plugin binaries.
+// The magic cookie only tells a plugin binary that it was started by a
+// sluice host; it is not a security measure.
+var Handshake = goplugin.HandshakeConfig{
+	ProtocolVersion:  ProtocolVersion,
+	MagicCookieKey:   "SLUICE_PLUGIN_MAGIC_COOKIE",
+	MagicCookieValue: "sluice-limiter-kind-4b1f0c2e9a7d",
+}
+
+// limiterKindPluginName is the name of the one plugin a binary serves.
+const limiterKindPluginName = "sluice.limiter_kind"
+
+// hostPIDEnv carries the host's pid to the plugin so the plugin can notice
+// that its host died (go-plugin plugins otherwise outlive a crashed host).
+const hostPIDEnv = "SLUICE_PLUGIN_HOST_PID"

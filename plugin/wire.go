@@ -1,0 +1,82 @@
+package plugin
+
+import (
+	"time"
+
+	"github.com/sluicerpc/sluice/plugin/internal/pb"
+	"github.com/sluicerpc/sluice/spi"
+)
+
+// panicPrefix marks a status message that carries a panic of the served
+// implementation; the host re-raises it.
+const panicPrefix = "sluice-plugin-panic: "
+
+func toTime(t time.Time) *pb.Time {
+	if t.IsZero() {
+		return &pb.Time{}
+	}
+	return &pb.Time{Set: true, UnixNano: t.UnixNano()}
+}
+
+func fromTime(t *pb.Time) time.Time {
+	if !t.GetSet() {
+		return time.Time{}
+	}
+	return time.Unix(0, t.GetUnixNano())
+}
+
+func toParams(p spi.Params) *pb.ParamsMsg {
+	return &pb.ParamsMsg{Values: p}
+}
+
+func fromParams(m *pb.ParamsMsg) spi.Params {
+	v := m.GetValues()
+	if v == nil {
+		return spi.Params{}
+	}
+	return spi.Params(v)
+}
+
+func toError(err error) *pb.Error {
+	if err == nil {
+		return nil
+	}
+	e := &pb.Error{Message: err.Error()}
+	if pe, ok := err.(*spi.ParamError); ok {
+		e.ParamError, e.Param, e.Reason = true, pe.Param, pe.Reason
+	}
+	return e
+}
+
+// fromError rebuilds an application error of the served kind. A
+// *spi.ParamError crosses as a *spi.ParamError; anything else as a
+// *RemoteError.
+func fromError(e *pb.Error) error {
+	if e == nil {
+		return nil
+	}
+	if e.GetParamError() {
+		return &spi.ParamError{Param: e.GetParam(), Reason: e.GetReason()}
+	}
+	return &RemoteError{Message: e.GetMessage()}
+}
+
+// RemoteError is an error the plugin's implementation returned, other than
+// a *spi.ParamError; only its text crosses the boundary.
+type RemoteError struct {
+	Message string
+}
+
+func (e *RemoteError) Error() string { return e.Message }
+
+func toDecision(d spi.Decision) *pb.DecisionReply {
+	r := &pb.DecisionReply{Granted: d.Granted, Hint: uint32(d.Hint)}
+	if !d.RetryAt.IsZero() {
+		r.RetryAt = toTime(d.RetryAt)
+	}
+	return r
+}
+
+func fromDecision(r *pb.DecisionReply) spi.Decision {
+	return spi.Decision{Granted: r.GetGranted(), Hint: spi.Hint(r.GetHint()), RetryAt: fromTime(r.GetRetryAt())}
+}
