@@ -97,14 +97,17 @@ func inherited(list []barrier, usage []spi.Usage, now, horizon time.Time) []barr
 	return list
 }
 
-// remap carries barriers over a window change: units consumed at since
-// count under a window w at most until since + w, so each barrier lasts at
-// least that long (it is never shortened). Without it, usage inherited
-// under one window and then carried over a change to a longer window would
-// expire earlier than the same usage handed to the longer window directly.
-func remap(list []barrier, w time.Duration) []barrier {
+// remap carries barriers over a window change published at at: the
+// barriers are part of the state the new configuration starts from, as if
+// their units had been consumed at at under the new window w, so each lasts
+// at least until at + w (the new horizon), and never less than before.
+// (Keeping a barrier only until since + w let a fixed window admit a unit
+// inside the first new window that already carried one: a free burst the
+// conformance suite's NoFreeBurst property found.)
+func remap(list []barrier, at time.Time, w time.Duration) []barrier {
 	for i := range list {
-		list[i].until = later(list[i].until, list[i].since.Add(w))
+		list[i].until = later(list[i].until, at.Add(w))
+		list[i].since = at
 	}
 	return list
 }

@@ -296,7 +296,7 @@ func (f *Fixed) Reconfigure(now time.Time, p spi.Params) error {
 		f.cfg.Store(old.successor(limit, bars, v))
 		return nil
 	}
-	bars = remap(bars, window)
+	bars = remap(bars, v.at, window)
 	if v.count > 0 {
 		bars = append(bars, barrier{units: v.count, until: later(old.grid.at(v.win+1), now.Add(window)), since: now})
 	}

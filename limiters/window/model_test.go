@@ -182,7 +182,10 @@ func (m *refModel) reconfigure(now int64, next refConfig) error {
 		return nil
 	}
 	for i := range m.barriers {
-		m.barriers[i].until = max(m.barriers[i].until, m.barriers[i].since+next.window)
+		// Carried barriers start the new configuration as if consumed
+		// now: they last at least until now + the new window.
+		m.barriers[i].until = max(m.barriers[i].until, now+next.window)
+		m.barriers[i].since = now
 	}
 	starts, counts := m.liveSegments(now)
 	for i, s := range starts {

@@ -265,7 +265,7 @@ func (s *Sliding) Reconfigure(now time.Time, p spi.Params) error {
 		s.cfg.Store(newSlidingConfig(limit, window, segments, old.grid.origin, bars, st.seg, st.segs))
 		return nil
 	}
-	bars = remap(bars, window)
+	bars = remap(bars, st.at, window)
 	for _, sc := range st.segs {
 		end := old.grid.at(sc.seg + 1)
 		bars = append(bars, barrier{
