@@ -5,19 +5,27 @@ MODULES := $(shell $(GO) list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)/||" | sort)
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
-.PHONY: all test bench bench-reload lint tidy demo modules check-work
+.PHONY: all test conformance bench bench-reload lint tidy demo modules check-work
 
 all: lint test
 
 modules:
 	@printf '%s\n' $(MODULES)
 
-## test: every module's tests, with the race detector.
+## test: every module's tests, with the race detector, then the
+## conformance summary.
 test: check-work
 	@set -e; for m in $(MODULES); do \
 		echo "== go test -race $$m"; \
 		(cd $$m && $(GO) test -race -count=1 -timeout 20m ./...); \
 	done
+	@$(MAKE) --no-print-directory conformance
+
+## conformance: the conformance suite against every built-in limiter and the
+## example third-party limiter, in-process and through the plugin bridge,
+## one line per run.
+conformance:
+	@bash scripts/conformance.sh
 
 ## bench: every module's benchmarks, with allocation counts.
 bench:
