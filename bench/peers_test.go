@@ -15,8 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,13 +22,13 @@ import (
 
 	"github.com/alibaba/sentinel-golang/api"
 	"github.com/alibaba/sentinel-golang/core/base"
-	sentinelconfig "github.com/alibaba/sentinel-golang/core/config"
 	"github.com/alibaba/sentinel-golang/core/isolation"
 	"github.com/failsafe-go/failsafe-go/bulkhead"
 	"go.uber.org/goleak"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 
+	"github.com/sluicerpc/sluice/bench/internal/quietsentinel"
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/limiters/concurrency"
 	"github.com/sluicerpc/sluice/spi"
@@ -238,36 +236,15 @@ var (
 	sentinelSeq  atomic.Int64
 )
 
-// quietLogger discards sentinel-golang's record log; every level reports
-// itself disabled, so sentinel does not even format messages.
-type quietLogger struct{}
-
-func (quietLogger) Debug(string, ...interface{})        {}
-func (quietLogger) DebugEnabled() bool                  { return false }
-func (quietLogger) Info(string, ...interface{})         {}
-func (quietLogger) InfoEnabled() bool                   { return false }
-func (quietLogger) Warn(string, ...interface{})         {}
-func (quietLogger) WarnEnabled() bool                   { return false }
-func (quietLogger) Error(error, string, ...interface{}) {}
-func (quietLogger) ErrorEnabled() bool                  { return false }
-
 // initSentinel initializes sentinel-golang once per process, writing
-// nowhere: the record log goes to quietLogger (a configured Logger replaces
+// nowhere: the record log goes to quietsentinel.Logger (a configured Logger replaces
 // the file logger, so the log directory is never created), and the metric
 // log, the system load/CPU/memory collectors, the cached-time ticker and the
 // metric HTTP exporter are off, so no background goroutine is started.
 func initSentinel(tb testing.TB) {
 	tb.Helper()
 	sentinelOnce.Do(func() {
-		c := sentinelconfig.NewDefaultConfig()
-		c.Sentinel.App.Name = "sluice-bench"
-		c.Sentinel.Log.Logger = quietLogger{}
-		c.Sentinel.Log.Dir = filepath.Join(os.TempDir(), "sluice-bench-sentinel")
-		c.Sentinel.Log.Metric.FlushIntervalSec = 0
-		c.Sentinel.Stat.System = sentinelconfig.SystemStatConfig{}
-		c.Sentinel.UseCacheTime = false
-		c.Sentinel.Exporter.Metric.HttpAddr = ""
-		sentinelErr = api.InitWithConfig(c)
+		sentinelErr = api.InitWithConfig(quietsentinel.Config("sluice-bench"))
 	})
 	if sentinelErr != nil {
 		tb.Fatalf("sentinel init: %v", sentinelErr)

@@ -3,17 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/alibaba/sentinel-golang/api"
 	"github.com/alibaba/sentinel-golang/core/base"
-	sentinelconfig "github.com/alibaba/sentinel-golang/core/config"
 	"github.com/alibaba/sentinel-golang/core/flow"
 	"github.com/alibaba/sentinel-golang/util"
+	"github.com/sluicerpc/sluice/bench/internal/quietsentinel"
 )
 
 // github.com/alibaba/sentinel-golang v1.0.4 reads time through its util
@@ -39,18 +37,6 @@ func (s sentinelClock) Sleep(d time.Duration) {
 func (s sentinelClock) CurrentTimeMillis() uint64 { return uint64(s.c.Now().UnixMilli()) }
 func (s sentinelClock) CurrentTimeNano() uint64   { return uint64(s.c.Now().UnixNano()) }
 
-// quietLogger discards sentinel-golang's record log.
-type quietLogger struct{}
-
-func (quietLogger) Debug(string, ...interface{})        {}
-func (quietLogger) DebugEnabled() bool                  { return false }
-func (quietLogger) Info(string, ...interface{})         {}
-func (quietLogger) InfoEnabled() bool                   { return false }
-func (quietLogger) Warn(string, ...interface{})         {}
-func (quietLogger) WarnEnabled() bool                   { return false }
-func (quietLogger) Error(error, string, ...interface{}) {}
-func (quietLogger) ErrorEnabled() bool                  { return false }
-
 var (
 	sentinelOnce sync.Once
 	sentinelErr  error
@@ -59,22 +45,14 @@ var (
 
 // initSentinel initializes sentinel-golang once per process as
 // bench/peers_test.go does, writing nowhere and starting no goroutine: the
-// record log goes to quietLogger, and the metric log, the system
+// record log goes to quietsentinel.Logger, and the metric log, the system
 // collectors, the cached-time ticker (which would read the real clock) and
 // the metric HTTP exporter are off. The statistic settings are sentinel's
 // defaults: per resource, a 1 s sliding window of 2 buckets of 500 ms for
 // flow rules.
 func initSentinel() error {
 	sentinelOnce.Do(func() {
-		c := sentinelconfig.NewDefaultConfig()
-		c.Sentinel.App.Name = "sluice-reload"
-		c.Sentinel.Log.Logger = quietLogger{}
-		c.Sentinel.Log.Dir = filepath.Join(os.TempDir(), "sluice-reload-sentinel")
-		c.Sentinel.Log.Metric.FlushIntervalSec = 0
-		c.Sentinel.Stat.System = sentinelconfig.SystemStatConfig{}
-		c.Sentinel.UseCacheTime = false
-		c.Sentinel.Exporter.Metric.HttpAddr = ""
-		sentinelErr = api.InitWithConfig(c)
+		sentinelErr = api.InitWithConfig(quietsentinel.Config("sluice-reload"))
 	})
 	return sentinelErr
 }
