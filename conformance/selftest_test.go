@@ -2,12 +2,9 @@ package conformance
 
 import (
 	"flag"
-	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,79 +21,19 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// recorder is a tb that records failures instead of failing the test. A
-// check runs on it in its own goroutine, so that FailNow and SkipNow can end
-// the check with runtime.Goexit, as testing.T does.
-type recorder struct {
-	name string
-
-	mu      sync.Mutex
-	failed  bool
-	skipped bool
-	logs    []string
-}
-
-func (r *recorder) Helper()      {}
-func (r *recorder) Name() string { return r.name }
-
-func (r *recorder) Logf(format string, args ...any) { r.log(fmt.Sprintf(format, args...)) }
-func (r *recorder) Log(args ...any)                 { r.log(fmt.Sprint(args...)) }
-
-func (r *recorder) log(s string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.logs = append(r.logs, s)
-}
-
-func (r *recorder) Fail() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failed = true
-}
-
-func (r *recorder) Failed() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.failed
-}
-
-func (r *recorder) FailNow()                          { r.Fail(); runtime.Goexit() }
-func (r *recorder) Errorf(format string, args ...any) { r.Logf(format, args...); r.Fail() }
-func (r *recorder) Error(args ...any)                 { r.Log(args...); r.Fail() }
-func (r *recorder) Fatalf(format string, args ...any) { r.Logf(format, args...); r.FailNow() }
-func (r *recorder) Fatal(args ...any)                 { r.Log(args...); r.FailNow() }
-func (r *recorder) Skipf(format string, args ...any)  { r.Logf(format, args...); r.SkipNow() }
-func (r *recorder) Skip(args ...any)                  { r.Log(args...); r.SkipNow() }
-
-func (r *recorder) SkipNow() {
-	r.mu.Lock()
-	r.skipped = true
-	r.mu.Unlock()
-	runtime.Goexit()
-}
-
-// runRecorded runs every check against h on a recorder and returns the
-// names of the checks that failed, with what each logged.
+// runRecorded runs every check against h with CheckLimiter and returns
+// the names of the checks that failed, with what each logged.
 func runRecorded(h LimiterHarness) (failed []string, logs map[string][]string) {
 	logs = map[string][]string{}
-	for _, c := range limiterChecks {
-		r := &recorder{name: "selftest/" + c.name}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			defer failOnPanic(r)
-			c.run(r, h)
-		}()
-		<-done
-		if r.Failed() {
-			failed = append(failed, c.name)
-			logs[c.name] = r.logs
+	r := CheckLimiter("selftest", func() (LimiterHarness, error) { return h, nil })
+	for _, c := range r.Checks {
+		if c.Outcome == Failed {
+			failed = append(failed, c.Name)
+			logs[c.Name] = c.Log
 		}
 	}
 	return failed, logs
 }
-
-var _ tb = (*recorder)(nil)
 var _ tb = (*testing.T)(nil)
 
 // TestCorrectFakesPass runs the suite, as a third party would, on the

@@ -78,11 +78,8 @@ func validateHarness(h LimiterHarness) error {
 	if caps.Class != k.Class() {
 		return fmt.Errorf("Capabilities().Class is %v, Kind().Class() is %v", caps.Class, k.Class())
 	}
-	if caps.Params == nil {
-		return fmt.Errorf("Capabilities().Params is nil")
-	}
-	if caps.Class == spi.ClassRate && (caps.Allowance == nil || caps.Tick <= 0) {
-		return fmt.Errorf("a rate kind must set Capabilities().Allowance and Tick")
+	if err := caps.Validate(); err != nil {
+		return fmt.Errorf("Capabilities(): %v", err)
 	}
 	return nil
 }
