@@ -5,23 +5,16 @@ import (
 
 	"github.com/sluicerpc/sluice/conformance"
 	"github.com/sluicerpc/sluice/limiters/concurrency"
+	"github.com/sluicerpc/sluice/limiters/concurrency/concurrencytest"
 	"github.com/sluicerpc/sluice/spi"
 )
 
 // harness describes the concurrency kind to the conformance suite.
 type harness struct{}
 
-func (harness) Kind() spi.LimiterKind { return concurrency.Kind{} }
-
-func (harness) Capabilities() conformance.LimiterCapabilities {
-	return conformance.LimiterCapabilities{
-		Class:            spi.ClassConcurrency,
-		Params:           func(limit int64) spi.Params { return concurrency.Spec(limit).Params },
-		ReconfigureLimit: true,
-	}
-}
-
-func (harness) Close() {}
+func (harness) Kind() spi.LimiterKind                         { return concurrency.Kind{} }
+func (harness) Capabilities() conformance.LimiterCapabilities { return concurrencytest.Capabilities() }
+func (harness) Close()                                        {}
 
 func TestConformance(t *testing.T) {
 	conformance.RunLimiterTests(t, func(*testing.T) (conformance.LimiterHarness, error) { return harness{}, nil })
