@@ -7,7 +7,7 @@ import (
 	"math/bits"
 	"os"
 	"os/exec"
-	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,13 +31,14 @@ var ErrPluginUnavailable = errors.New("sluice/plugin: plugin unavailable")
 // is known to have exited.
 var ErrPluginExited = errors.New("sluice/plugin: plugin process exited")
 
-// Option configures LoadLimiterKind.
+// Option configures Open and LoadLimiterKind.
 type Option func(*options)
 
 type options struct {
 	logger       hclog.Logger
 	startTimeout time.Duration
 	callTimeout  time.Duration
+	kind         string
 }
 
 func defaultOptions() options {
@@ -63,28 +64,24 @@ func WithStartTimeout(d time.Duration) Option { return func(o *options) { o.star
 // that times out fails like a call to a crashed plugin.
 func WithCallTimeout(d time.Duration) Option { return func(o *options) { o.callTimeout = d } }
 
-// LimiterKindClient is a limiter kind served by a plugin, seen from the
-// host. It implements spi.LimiterKind; its limiters live in the plugin
+// WithKind makes LoadLimiterKind return the kind named name, for a plugin
+// that serves several. Open ignores it.
+func WithKind(name string) Option { return func(o *options) { o.kind = name } }
+
+// Plugin is a running plugin binary seen from the host: the limiter kinds
+// it serves, and its process. It is safe for concurrent use.
+//
+// Every limiter a host creates from one of its kinds lives in the plugin
 // process, addressed by id, and every call crosses the process boundary
 // (tens of microseconds), so plug-in kinds suit remote or coarse-grained
 // limits.
-//
-// Failures: Validate, New and Reconfigure return transport errors (wrapping
-// ErrPluginUnavailable) as well as the kind's own errors (a *spi.ParamError
-// crosses as one). TryAcquire cannot return an error: when the plugin
-// cannot be reached it refuses with spi.RefuseNever(). Release, Cancel and
-// Snapshot cannot either (Snapshot then returns a snapshot with only Kind
-// set). Every such failure is counted by Failures, remembered by Err (also
-// on the limiter, see Limiter.Err) and logged. A panic of the
-// implementation inside the plugin is re-raised in the host's caller.
-type LimiterKindClient struct {
+type Plugin struct {
 	rpc         pb.LimiterKindClient
-	name        string
-	class       spi.Class
 	logger      hclog.Logger
 	callTimeout time.Duration
+	kinds       []*LimiterKindClient
 
-	proc   *goplugin.Client // nil when not started by LoadLimiterKind
+	proc   *goplugin.Client // nil when not started by Open
 	closed atomic.Bool
 
 	failures atomic.Uint64
@@ -92,34 +89,39 @@ type LimiterKindClient struct {
 	lastErr  error
 }
 
-var _ spi.LimiterKind = (*LimiterKindClient)(nil)
-
-func newLimiterKindClient(ctx context.Context, rpc pb.LimiterKindClient, o options) (*LimiterKindClient, error) {
-	k := &LimiterKindClient{rpc: rpc, logger: o.log(), callTimeout: o.callTimeout}
-	ctx, cancel := context.WithTimeout(ctx, k.callTimeout)
+// newPlugin asks the plugin which kinds it serves.
+func newPlugin(ctx context.Context, rpc pb.LimiterKindClient, o options) (*Plugin, error) {
+	p := &Plugin{rpc: rpc, logger: o.log(), callTimeout: o.callTimeout}
+	ctx, cancel := context.WithTimeout(ctx, p.callTimeout)
 	defer cancel()
-	info, err := rpc.Describe(ctx, &pb.Empty{})
+	list, err := rpc.Kinds(ctx, &pb.Empty{})
 	if err != nil {
-		return nil, fmt.Errorf("%w: describe: %v", ErrPluginUnavailable, err)
+		return nil, fmt.Errorf("%w: listing the limiter kinds: %v", ErrPluginUnavailable, err)
 	}
-	k.name, k.class = info.GetName(), spi.Class(info.GetClass())
-	return k, nil
+	for _, info := range list.GetKinds() {
+		p.kinds = append(p.kinds, newLimiterKindClient(p, info))
+	}
+	if len(p.kinds) == 0 {
+		return nil, errors.New("sluice/plugin: the plugin serves no limiter kind")
+	}
+	return p, nil
 }
 
-// LoadLimiterKind starts the plugin binary at path, completes the
-// handshake and returns the kind it serves. Close kills the plugin; a
-// plugin also exits by itself when the host process dies. Processes the
-// plugin starts itself are not killed by Close.
-func LoadLimiterKind(path string, opts ...Option) (*LimiterKindClient, error) {
+// Open starts the plugin binary at path and completes the handshake. Close
+// kills the plugin; a plugin also exits by itself when the host process
+// dies. Processes the plugin starts itself are not killed by Close.
+func Open(path string, opts ...Option) (*Plugin, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
 		opt(&o)
 	}
 	cmd := exec.Command(path)
 	cmd.Env = append(os.Environ(), hostPIDEnv+"="+strconv.Itoa(os.Getpid()))
+	tail := &stderrTail{}
 	c := goplugin.NewClient(&goplugin.ClientConfig{
+		Stderr:           tail,
 		HandshakeConfig:  Handshake,
-		Plugins:          goplugin.PluginSet{limiterKindPluginName: &limiterKindPlugin{opts: o}},
+		Plugins:          goplugin.PluginSet{limiterKindsPluginName: &limiterKindsPlugin{opts: o}},
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		Logger:           o.log(),
@@ -127,210 +129,147 @@ func LoadLimiterKind(path string, opts ...Option) (*LimiterKindClient, error) {
 	})
 	rc, err := c.Client()
 	if err != nil {
-		c.Kill()
+		c.Kill() // waits for the plugin's stderr to be read
+		if s := tail.String(); s != "" {
+			return nil, fmt.Errorf("sluice/plugin: start %s: %w\nthe plugin's last output on stderr:\n%s", path, err, s)
+		}
 		return nil, fmt.Errorf("sluice/plugin: start %s: %w", path, err)
 	}
-	raw, err := rc.Dispense(limiterKindPluginName)
+	raw, err := rc.Dispense(limiterKindsPluginName)
 	if err != nil {
 		c.Kill()
 		return nil, fmt.Errorf("sluice/plugin: %s: %w", path, err)
 	}
-	k := raw.(*LimiterKindClient)
-	k.proc = c
-	return k, nil
+	p := raw.(*Plugin)
+	p.proc = c
+	return p, nil
 }
 
-// Name returns the name the plugin's kind reported at load.
-func (k *LimiterKindClient) Name() string { return k.name }
+// LoadLimiterKind opens the plugin binary at path and returns the kind it
+// serves: the one named by WithKind, or the only one. Closing the returned
+// kind closes the plugin.
+func LoadLimiterKind(path string, opts ...Option) (*LimiterKindClient, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	p, err := Open(path, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if o.kind != "" {
+		k, err := p.LimiterKind(o.kind)
+		if err != nil {
+			_ = p.Close()
+			return nil, err
+		}
+		return k, nil
+	}
+	if len(p.kinds) != 1 {
+		names := p.names()
+		_ = p.Close()
+		return nil, fmt.Errorf("sluice/plugin: %s serves %d limiter kinds %q; choose one with WithKind", path, len(names), names)
+	}
+	return p.kinds[0], nil
+}
 
-// Class returns the class the plugin's kind reported at load.
-func (k *LimiterKindClient) Class() spi.Class { return k.class }
+// LimiterKinds returns the kinds the plugin serves, in the order it serves
+// them.
+func (p *Plugin) LimiterKinds() []*LimiterKindClient { return slices.Clone(p.kinds) }
 
-// Register registers k in reg under its name.
-func (k *LimiterKindClient) Register(reg *spi.Registry) error { return reg.Register(k) }
+// LimiterKind returns the served kind named name.
+func (p *Plugin) LimiterKind(name string) (*LimiterKindClient, error) {
+	for _, k := range p.kinds {
+		if k.name == name {
+			return k, nil
+		}
+	}
+	return nil, fmt.Errorf("sluice/plugin: the plugin serves no limiter kind %q (it serves %q)", name, p.names())
+}
 
-// Pid returns the plugin's process id, or 0 if k did not start a process.
-func (k *LimiterKindClient) Pid() int {
-	if k.proc == nil {
+func (p *Plugin) names() []string {
+	names := make([]string, len(p.kinds))
+	for i, k := range p.kinds {
+		names[i] = k.name
+	}
+	return names
+}
+
+// Register registers every kind the plugin serves in reg. It stops at the
+// first kind reg refuses (a name taken already) and returns that error;
+// the kinds registered before it stay registered.
+func (p *Plugin) Register(reg *spi.Registry) error {
+	for _, k := range p.kinds {
+		if err := reg.Register(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Pid returns the plugin's process id, or 0 if p did not start a process.
+func (p *Plugin) Pid() int {
+	if p.proc == nil {
 		return 0
 	}
-	if rc := k.proc.ReattachConfig(); rc != nil {
+	if rc := p.proc.ReattachConfig(); rc != nil {
 		return rc.Pid
 	}
 	return 0
 }
 
-// Close kills the plugin process (if k started one). Limiters of k fail
-// afterwards. Close is idempotent.
-func (k *LimiterKindClient) Close() error {
-	if k.closed.Swap(true) {
+// Exited reports whether the plugin process is known to have exited.
+func (p *Plugin) Exited() bool { return p.proc != nil && p.proc.Exited() }
+
+// Close kills the plugin process (if p started one). Limiters of its kinds
+// fail afterwards. Close is idempotent.
+func (p *Plugin) Close() error {
+	if p.closed.Swap(true) {
 		return nil
 	}
-	if k.proc != nil {
-		k.proc.Kill()
+	if p.proc != nil {
+		p.proc.Kill()
 	}
 	return nil
 }
 
-// Failures is the number of calls that failed to reach the plugin.
-func (k *LimiterKindClient) Failures() uint64 { return k.failures.Load() }
+// Failures is the number of calls that failed to reach the plugin, over
+// all its kinds.
+func (p *Plugin) Failures() uint64 { return p.failures.Load() }
 
 // Err returns the last failure to reach the plugin, or nil.
-func (k *LimiterKindClient) Err() error {
-	k.errMu.Lock()
-	defer k.errMu.Unlock()
-	return k.lastErr
+func (p *Plugin) Err() error {
+	p.errMu.Lock()
+	defer p.errMu.Unlock()
+	return p.lastErr
 }
 
-// Validate asks the plugin's kind to validate p.
-func (k *LimiterKindClient) Validate(p spi.Params) error {
-	ctx, cancel := k.ctx()
-	defer cancel()
-	r, err := k.rpc.Validate(ctx, &pb.ValidateRequest{Params: toParams(p)})
-	if err != nil {
-		return k.fail("validate", err)
-	}
-	return fromError(r.GetError())
-}
-
-// New creates a limiter in the plugin and returns its proxy, a *Limiter.
-// The plugin forgets the limiter once the proxy is garbage collected.
-func (k *LimiterKindClient) New(p spi.Params, now time.Time) (spi.Limiter, error) {
-	ctx, cancel := k.ctx()
-	defer cancel()
-	r, err := k.rpc.New(ctx, &pb.NewRequest{Params: toParams(p), Now: toTime(now)})
-	if err != nil {
-		return nil, k.fail("new", err)
-	}
-	if err := fromError(r.GetError()); err != nil {
-		return nil, err
-	}
-	l := &Limiter{k: k, id: r.GetId()}
-	runtime.AddCleanup(l, k.drop, l.id)
-	return l, nil
-}
-
-func (k *LimiterKindClient) drop(id uint64) {
-	if k.closed.Load() {
-		return
-	}
-	ctx, cancel := k.ctx()
-	defer cancel()
-	if _, err := k.rpc.Drop(ctx, &pb.DropRequest{Id: id}); err != nil {
-		k.logger.Debug("dropping a plugin limiter failed", "kind", k.name, "id", id, "error", err)
-	}
-}
-
-func (k *LimiterKindClient) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), k.callTimeout)
+func (p *Plugin) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), p.callTimeout)
 }
 
 // fail converts a gRPC error into the host's view of it: a re-raised panic
 // of the implementation, or a counted ErrPluginUnavailable.
-func (k *LimiterKindClient) fail(op string, err error) error {
+func (p *Plugin) fail(kind, op string, err error) error {
 	st, _ := status.FromError(err)
 	if st.Code() == codes.Internal && strings.HasPrefix(st.Message(), panicPrefix) {
 		panic(strings.TrimPrefix(st.Message(), panicPrefix))
 	}
 	var wrapped error
 	switch {
-	case k.closed.Load():
-		wrapped = fmt.Errorf("%w: kind %q: %s: client closed: %v", ErrPluginUnavailable, k.name, op, err)
-	case k.proc != nil && k.proc.Exited():
-		wrapped = fmt.Errorf("%w: kind %q: %s: %w: %v", ErrPluginUnavailable, k.name, op, ErrPluginExited, err)
+	case p.closed.Load():
+		wrapped = fmt.Errorf("%w: kind %q: %s: client closed: %v", ErrPluginUnavailable, kind, op, err)
+	case p.Exited():
+		wrapped = fmt.Errorf("%w: kind %q: %s: %w: %v", ErrPluginUnavailable, kind, op, ErrPluginExited, err)
 	default:
-		wrapped = fmt.Errorf("%w: kind %q: %s: %v", ErrPluginUnavailable, k.name, op, err)
+		wrapped = fmt.Errorf("%w: kind %q: %s: %v", ErrPluginUnavailable, kind, op, err)
 	}
-	n := k.failures.Add(1)
-	k.errMu.Lock()
-	k.lastErr = wrapped
-	k.errMu.Unlock()
+	n := p.failures.Add(1)
+	p.errMu.Lock()
+	p.lastErr = wrapped
+	p.errMu.Unlock()
 	if bits.OnesCount64(n) == 1 { // log failures 1, 2, 4, 8, ...: no flood
-		k.logger.Error("plugin call failed", "failures", n, "error", wrapped)
+		p.logger.Error("plugin call failed", "failures", n, "error", wrapped)
 	}
 	return wrapped
-}
-
-// Limiter is the host-side proxy of a limiter living in a plugin.
-type Limiter struct {
-	k  *LimiterKindClient
-	id uint64
-
-	errMu   sync.Mutex
-	lastErr error
-}
-
-var _ spi.Limiter = (*Limiter)(nil)
-
-func (l *Limiter) fail(op string, err error) {
-	err = l.k.fail(op, err)
-	l.errMu.Lock()
-	l.lastErr = err
-	l.errMu.Unlock()
-}
-
-// Err returns the last failure of a call on l to reach the plugin, or nil.
-func (l *Limiter) Err() error {
-	l.errMu.Lock()
-	defer l.errMu.Unlock()
-	return l.lastErr
-}
-
-// TryAcquire asks the plugin's limiter. If the plugin cannot be reached it
-// refuses with spi.RefuseNever(); see Err.
-func (l *Limiter) TryAcquire(now time.Time, n int64) spi.Decision {
-	ctx, cancel := l.k.ctx()
-	defer cancel()
-	r, err := l.k.rpc.TryAcquire(ctx, &pb.UnitsRequest{Id: l.id, Now: toTime(now), N: n})
-	if err != nil {
-		l.fail("try-acquire", err)
-		return spi.RefuseNever()
-	}
-	return fromDecision(r)
-}
-
-// Release returns n units to the plugin's limiter. A failure is recorded,
-// see Err.
-func (l *Limiter) Release(now time.Time, n int64) {
-	ctx, cancel := l.k.ctx()
-	defer cancel()
-	if _, err := l.k.rpc.Release(ctx, &pb.UnitsRequest{Id: l.id, Now: toTime(now), N: n}); err != nil {
-		l.fail("release", err)
-	}
-}
-
-// Cancel cancels n units in the plugin's limiter. A failure is recorded,
-// see Err.
-func (l *Limiter) Cancel(now time.Time, n int64) {
-	ctx, cancel := l.k.ctx()
-	defer cancel()
-	if _, err := l.k.rpc.Cancel(ctx, &pb.UnitsRequest{Id: l.id, Now: toTime(now), N: n}); err != nil {
-		l.fail("cancel", err)
-	}
-}
-
-// Reconfigure reconfigures the plugin's limiter; it returns the limiter's
-// error or the failure to reach the plugin.
-func (l *Limiter) Reconfigure(now time.Time, p spi.Params) error {
-	ctx, cancel := l.k.ctx()
-	defer cancel()
-	r, err := l.k.rpc.Reconfigure(ctx, &pb.ReconfigureRequest{Id: l.id, Now: toTime(now), Params: toParams(p)})
-	if err != nil {
-		l.fail("reconfigure", err)
-		return l.Err()
-	}
-	return fromError(r.GetError())
-}
-
-// Snapshot returns the plugin's limiter's snapshot. If the plugin cannot be
-// reached it returns a snapshot with only Kind set; see Err.
-func (l *Limiter) Snapshot(now time.Time) spi.Snapshot {
-	ctx, cancel := l.k.ctx()
-	defer cancel()
-	r, err := l.k.rpc.Snapshot(ctx, &pb.SnapshotRequest{Id: l.id, Now: toTime(now)})
-	if err != nil {
-		l.fail("snapshot", err)
-		return spi.Snapshot{Kind: l.k.name}
-	}
-	return spi.Snapshot{Kind: r.GetKind(), Limit: r.GetLimit(), InUse: r.GetInUse(), Available: r.GetAvailable()}
 }

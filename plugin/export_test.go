@@ -14,12 +14,22 @@ import (
 // connection is closed when the test ends.
 func ConnectInProcess(t testing.TB, kind spi.LimiterKind, opts ...Option) *LimiterKindClient {
 	t.Helper()
+	return ConnectInProcessConfig(t, ServeConfig{LimiterKinds: []LimiterKindEntry{{Kind: kind}}}, opts...).kinds[0]
+}
+
+// ConnectInProcessConfig serves c through the real gRPC bridge inside the
+// test process and returns the host side.
+func ConnectInProcessConfig(t testing.TB, c ServeConfig, opts ...Option) *Plugin {
+	t.Helper()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	o := defaultOptions()
 	for _, opt := range opts {
 		opt(&o)
 	}
 	client, server := goplugin.TestPluginGRPCConn(t, false, goplugin.PluginSet{
-		limiterKindPluginName: &limiterKindPlugin{impl: kind, opts: o},
+		limiterKindsPluginName: &limiterKindsPlugin{served: c.LimiterKinds, opts: o},
 	})
 	t.Cleanup(func() {
 		// Close asks the server to stop (go-plugin's controller Shutdown);
@@ -31,9 +41,9 @@ func ConnectInProcess(t testing.TB, kind spi.LimiterKind, opts ...Option) *Limit
 			t.Error("the in-process plugin server did not stop")
 		}
 	})
-	raw, err := client.Dispense(limiterKindPluginName)
+	raw, err := client.Dispense(limiterKindsPluginName)
 	if err != nil {
 		t.Fatalf("dispense: %v", err)
 	}
-	return raw.(*LimiterKindClient)
+	return raw.(*Plugin)
 }

@@ -4,9 +4,10 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 )
 
-// ProtocolVersion is the version of the limiter-kind bridge protocol. A host
-// refuses a plugin built for another version.
-const ProtocolVersion = 1
+// ProtocolVersion is the version of the bridge protocol. A host refuses a
+// plugin built for another version. Version 2 serves several limiter kinds
+// per binary and their declared conformance capabilities.
+const ProtocolVersion = 2
 
 // Handshake is the go-plugin handshake shared by hosts and plugin binaries.
 // The magic cookie only tells a plugin binary that it was started by a
@@ -17,8 +18,9 @@ var Handshake = goplugin.HandshakeConfig{
 	MagicCookieValue: "sluice-limiter-kind-4b1f0c2e9a7d",
 }
 
-// limiterKindPluginName is the name of the one plugin a binary serves.
-const limiterKindPluginName = "sluice.limiter_kind"
+// limiterKindsPluginName is the go-plugin name under which a binary serves
+// its limiter kinds. Other SPIs get names of their own.
+const limiterKindsPluginName = "sluice.limiter_kinds"
 
 // hostPIDEnv carries the host's pid to the plugin so the plugin can notice
 // that its host died (go-plugin plugins otherwise outlive a crashed host).

@@ -1,20 +1,16 @@
 package plugin
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
-	"github.com/sluicerpc/sluice/plugin/internal/pb"
+	"github.com/sluicerpc/sluice/conformance/capabilities"
 	"github.com/sluicerpc/sluice/spi"
 )
 
@@ -34,28 +30,109 @@ func NewPluginLogger(name string) hclog.Logger {
 	})
 }
 
-// ServeLimiterKind serves kind over go-plugin's gRPC protocol. Call it from
-// a plugin binary's main; it returns only when the host asks the plugin to
-// stop. Every limiter the host creates lives in this process; every call
-// carries the host's now, so the limiter sees exactly the host's instants
-// (to the nanosecond; the monotonic reading and location do not cross).
+// LimiterKindEntry is one limiter kind a plugin binary serves.
+type LimiterKindEntry struct {
+	// Kind is the implementation. Its Name is the name hosts register
+	// it under; names must be unique within a binary.
+	Kind spi.LimiterKind
+
+	// Capabilities, when not nil, declares how the conformance suite
+	// parameterizes Kind (see the conformance/capabilities package), so
+	// that "sluice conformance --plugin" can test the binary without a
+	// harness of its own. Its Class must be Kind's.
+	Capabilities *capabilities.Limiter
+}
+
+// ServeConfig is what a plugin binary serves. The bridge is built to grow:
+// other SPIs (codecs, endpoint policies) become further fields, each
+// served as its own go-plugin plugin over the same connection.
+type ServeConfig struct {
+	// LimiterKinds are the limiter kinds served; at least one.
+	LimiterKinds []LimiterKindEntry
+
+	// Logger receives the plugin's own logs; the default is
+	// NewPluginLogger("sluice-plugin"). It must not write to stdout.
+	Logger hclog.Logger
+}
+
+// Validate reports what makes c unservable: no kind, a nil kind, an empty
+// or repeated name, an unknown class, or capabilities that are invalid or
+// of another class than their kind.
+func (c ServeConfig) Validate() error {
+	if len(c.LimiterKinds) == 0 {
+		return errors.New("sluice/plugin: ServeConfig has no limiter kind")
+	}
+	seen := make(map[string]bool, len(c.LimiterKinds))
+	for i, e := range c.LimiterKinds {
+		if e.Kind == nil {
+			return fmt.Errorf("sluice/plugin: LimiterKinds[%d].Kind is nil", i)
+		}
+		name := e.Kind.Name()
+		switch {
+		case name == "":
+			return fmt.Errorf("sluice/plugin: LimiterKinds[%d] has an empty name", i)
+		case seen[name]:
+			return fmt.Errorf("sluice/plugin: limiter kind %q is served twice", name)
+		case e.Kind.Class() != spi.ClassConcurrency && e.Kind.Class() != spi.ClassRate:
+			return fmt.Errorf("sluice/plugin: limiter kind %q has unknown class %v", name, e.Kind.Class())
+		}
+		seen[name] = true
+		if e.Capabilities == nil {
+			continue
+		}
+		if err := e.Capabilities.Validate(); err != nil {
+			return fmt.Errorf("sluice/plugin: limiter kind %q: %w", name, err)
+		}
+		if e.Capabilities.Class != e.Kind.Class() {
+			return fmt.Errorf("sluice/plugin: limiter kind %q: capabilities of class %v, kind of class %v",
+				name, e.Capabilities.Class, e.Kind.Class())
+		}
+	}
+	return nil
+}
+
+// Serve serves c over go-plugin's gRPC protocol. Call it from a plugin
+// binary's main; it returns only when the host asks the plugin to stop. If
+// c is invalid, Serve logs why and exits the process with status 1 (the
+// host then reports that the plugin exited before the handshake).
+//
+// Every limiter the host creates lives in this process; every call carries
+// the host's now, so the limiter sees exactly the host's instants (to the
+// nanosecond; the monotonic reading and location do not cross).
 //
 // The plugin exits by itself when its host dies (checked every 250ms), so a
-// crashed host does not leave it running. If the implementation panics in
-// a call, the panic is reported to the host, which re-raises it in the
+// crashed host does not leave it running. If an implementation panics in a
+// call, the panic is reported to the host, which re-raises it in the
 // caller, and the plugin keeps serving.
 //
-// Nothing may be written to stdout before ServeLimiterKind runs: it would
-// break the handshake. Log to stderr, e.g. with NewPluginLogger.
-func ServeLimiterKind(kind spi.LimiterKind) {
-	logger := NewPluginLogger("sluice-plugin." + kind.Name())
+// Nothing may be written to stdout before Serve runs: it would break the
+// handshake. Log to stderr, e.g. with NewPluginLogger.
+func Serve(c ServeConfig) {
+	logger := c.Logger
+	if logger == nil {
+		logger = NewPluginLogger("sluice-plugin")
+	}
+	if err := c.Validate(); err != nil {
+		logger.Error("cannot serve", "error", err)
+		os.Exit(1)
+	}
 	go watchHost(logger)
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: Handshake,
-		Plugins:         goplugin.PluginSet{limiterKindPluginName: &limiterKindPlugin{impl: kind}},
+		Plugins:         goplugin.PluginSet{limiterKindsPluginName: &limiterKindsPlugin{served: c.LimiterKinds}},
 		GRPCServer:      goplugin.DefaultGRPCServer,
 		Logger:          logger,
 	})
+}
+
+// ServeLimiterKind serves kind alone, without declared capabilities: it is
+// Serve with one entry and a logger named after the kind.
+func ServeLimiterKind(kind spi.LimiterKind) {
+	c := ServeConfig{LimiterKinds: []LimiterKindEntry{{Kind: kind}}}
+	if kind != nil {
+		c.Logger = NewPluginLogger("sluice-plugin." + kind.Name())
+	}
+	Serve(c)
 }
 
 // watchHost exits the process when the host that started it has died: the
@@ -75,136 +152,4 @@ func watchHost(logger hclog.Logger) {
 			os.Exit(2)
 		}
 	}
-}
-
-// kindServer serves one spi.LimiterKind and the limiters created from it.
-type kindServer struct {
-	pb.UnimplementedLimiterKindServer
-	kind spi.LimiterKind
-
-	mu       sync.RWMutex
-	next     uint64
-	limiters map[uint64]spi.Limiter
-}
-
-func newKindServer(kind spi.LimiterKind) *kindServer {
-	return &kindServer{kind: kind, limiters: make(map[uint64]spi.Limiter)}
-}
-
-// recoverPanic turns a panic of the implementation into a status error
-// that the host re-raises.
-func recoverPanic(err *error) {
-	if r := recover(); r != nil {
-		*err = status.Error(codes.Internal, panicPrefix+fmt.Sprint(r))
-	}
-}
-
-func (s *kindServer) limiter(id uint64) (spi.Limiter, error) {
-	s.mu.RLock()
-	l, ok := s.limiters[id]
-	s.mu.RUnlock()
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "no limiter %d in the plugin", id)
-	}
-	return l, nil
-}
-
-func (s *kindServer) Describe(context.Context, *pb.Empty) (*pb.KindInfo, error) {
-	return &pb.KindInfo{Name: s.kind.Name(), Class: uint32(s.kind.Class())}, nil
-}
-
-func (s *kindServer) Validate(_ context.Context, req *pb.ValidateRequest) (_ *pb.ErrorReply, err error) {
-	defer recoverPanic(&err)
-	return &pb.ErrorReply{Error: toError(s.kind.Validate(fromParams(req.GetParams())))}, nil
-}
-
-func (s *kindServer) New(_ context.Context, req *pb.NewRequest) (_ *pb.NewReply, err error) {
-	defer recoverPanic(&err)
-	l, lerr := s.kind.New(fromParams(req.GetParams()), fromTime(req.GetNow()))
-	if lerr != nil {
-		return &pb.NewReply{Error: toError(lerr)}, nil
-	}
-	if l == nil {
-		return &pb.NewReply{Error: &pb.Error{Message: "limiter kind " + s.kind.Name() + " returned a nil limiter"}}, nil
-	}
-	s.mu.Lock()
-	s.next++
-	id := s.next
-	s.limiters[id] = l
-	s.mu.Unlock()
-	return &pb.NewReply{Id: id}, nil
-}
-
-func (s *kindServer) TryAcquire(_ context.Context, req *pb.UnitsRequest) (_ *pb.DecisionReply, err error) {
-	defer recoverPanic(&err)
-	l, err := s.limiter(req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	return toDecision(l.TryAcquire(fromTime(req.GetNow()), req.GetN())), nil
-}
-
-func (s *kindServer) Release(_ context.Context, req *pb.UnitsRequest) (_ *pb.Empty, err error) {
-	defer recoverPanic(&err)
-	l, err := s.limiter(req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	l.Release(fromTime(req.GetNow()), req.GetN())
-	return &pb.Empty{}, nil
-}
-
-func (s *kindServer) Cancel(_ context.Context, req *pb.UnitsRequest) (_ *pb.Empty, err error) {
-	defer recoverPanic(&err)
-	l, err := s.limiter(req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	l.Cancel(fromTime(req.GetNow()), req.GetN())
-	return &pb.Empty{}, nil
-}
-
-func (s *kindServer) Reconfigure(_ context.Context, req *pb.ReconfigureRequest) (_ *pb.ErrorReply, err error) {
-	defer recoverPanic(&err)
-	l, err := s.limiter(req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	return &pb.ErrorReply{Error: toError(l.Reconfigure(fromTime(req.GetNow()), fromParams(req.GetParams())))}, nil
-}
-
-func (s *kindServer) Snapshot(_ context.Context, req *pb.SnapshotRequest) (_ *pb.SnapshotReply, err error) {
-	defer recoverPanic(&err)
-	l, err := s.limiter(req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	sn := l.Snapshot(fromTime(req.GetNow()))
-	return &pb.SnapshotReply{Kind: sn.Kind, Limit: sn.Limit, InUse: sn.InUse, Available: sn.Available}, nil
-}
-
-func (s *kindServer) Drop(_ context.Context, req *pb.DropRequest) (*pb.Empty, error) {
-	s.mu.Lock()
-	delete(s.limiters, req.GetId())
-	s.mu.Unlock()
-	return &pb.Empty{}, nil
-}
-
-// limiterKindPlugin is the go-plugin glue on both sides: impl on the plugin
-// side, opts on the host side.
-type limiterKindPlugin struct {
-	goplugin.NetRPCUnsupportedPlugin
-	impl spi.LimiterKind
-	opts options
-}
-
-var _ goplugin.GRPCPlugin = (*limiterKindPlugin)(nil)
-
-func (p *limiterKindPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterLimiterKindServer(s, newKindServer(p.impl))
-	return nil
-}
-
-func (p *limiterKindPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return newLimiterKindClient(ctx, pb.NewLimiterKindClient(c), p.opts)
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicerpc/sluice/conformance/capabilities"
 	"github.com/sluicerpc/sluice/spi"
 )
 
@@ -117,4 +118,13 @@ func (l *limiter) Snapshot(time.Time) spi.Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return spi.Snapshot{Kind: Name, Limit: l.limit, InUse: l.held, Available: max(0, l.limit-l.held)}
+}
+
+// Capabilities describes Kind to the conformance suite.
+func Capabilities() capabilities.Limiter {
+	return capabilities.Limiter{
+		Class:            spi.ClassConcurrency,
+		Params:           Params,
+		ReconfigureLimit: true,
+	}
 }

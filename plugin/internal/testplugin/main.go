@@ -1,10 +1,50 @@
-// Command testplugin serves testkind.Kind over the plug-in bridge; the
-// plugin package's tests build and load it.
+// Command testplugin serves test kinds over the plug-in bridge; the plugin
+// package's tests build and load it. SLUICE_TESTPLUGIN_MODE selects what it
+// serves:
+//
+//	""         testkind.Kind with its capabilities
+//	"multi"    testkind.Kind with capabilities, and the same limiter
+//	           under a second name without
+//	"invalid"  a configuration Serve refuses (one kind served twice)
+//	"raw"      the rawecho baseline of BenchmarkPluginBridge
 package main
 
 import (
+	"os"
+
+	goplugin "github.com/hashicorp/go-plugin"
+
 	"github.com/sluicerpc/sluice/plugin"
+	"github.com/sluicerpc/sluice/plugin/internal/rawecho"
 	"github.com/sluicerpc/sluice/plugin/internal/testkind"
 )
 
-func main() { plugin.ServeLimiterKind(testkind.Kind{}) }
+// ModeEnv names the environment variable that selects the mode.
+const ModeEnv = "SLUICE_TESTPLUGIN_MODE"
+
+// SecondName is the second kind's name in mode "multi".
+const SecondName = "plugintest.second"
+
+// renamed is testkind.Kind under another name.
+type renamed struct{ testkind.Kind }
+
+func (renamed) Name() string { return SecondName }
+
+func main() {
+	caps := testkind.Capabilities()
+	primary := plugin.LimiterKindEntry{Kind: testkind.Kind{}, Capabilities: &caps}
+	switch os.Getenv(ModeEnv) {
+	case "multi":
+		plugin.Serve(plugin.ServeConfig{LimiterKinds: []plugin.LimiterKindEntry{primary, {Kind: renamed{}}}})
+	case "invalid":
+		plugin.Serve(plugin.ServeConfig{LimiterKinds: []plugin.LimiterKindEntry{primary, primary}})
+	case "raw":
+		goplugin.Serve(&goplugin.ServeConfig{
+			HandshakeConfig: plugin.Handshake,
+			Plugins:         goplugin.PluginSet{rawecho.Name: &rawecho.Plugin{}},
+			GRPCServer:      goplugin.DefaultGRPCServer,
+		})
+	default:
+		plugin.Serve(plugin.ServeConfig{LimiterKinds: []plugin.LimiterKindEntry{primary}})
+	}
+}
