@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,7 +62,12 @@ func WithLogger(l hclog.Logger) Option { return func(o *options) { o.logger = l 
 func WithStartTimeout(d time.Duration) Option { return func(o *options) { o.startTimeout = d } }
 
 // WithCallTimeout bounds every call to the plugin (default 30s). A call
-// that times out fails like a call to a crashed plugin.
+// that gets no answer within about d (at most 5d/4) fails like a call to a
+// crashed plugin, and so does every other call in flight to the same
+// plugin at that moment: a plugin that leaves a call unanswered that long
+// is taken as hung. Later calls try again. The bound is kept by a watchdog
+// rather than a deadline per call, which would cost a tenth of a local
+// round trip.
 func WithCallTimeout(d time.Duration) Option { return func(o *options) { o.callTimeout = d } }
 
 // WithKind makes LoadLimiterKind return the kind named name, for a plugin
@@ -79,6 +85,7 @@ type Plugin struct {
 	rpc         pb.LimiterKindClient
 	logger      hclog.Logger
 	callTimeout time.Duration
+	watch       *callWatch
 	kinds       []*LimiterKindClient
 
 	proc   *goplugin.Client // nil when not started by Open
@@ -104,6 +111,12 @@ func newPlugin(ctx context.Context, rpc pb.LimiterKindClient, o options) (*Plugi
 	if len(p.kinds) == 0 {
 		return nil, errors.New("sluice/plugin: the plugin serves no limiter kind")
 	}
+	logger := p.logger
+	p.watch = newCallWatch(p.callTimeout, func(calls int) {
+		logger.Error("plugin calls timed out; failing every call in flight", "overdue", calls, "call_timeout", o.callTimeout)
+	})
+	// A Plugin nobody closed stops its watchdog once unreachable.
+	runtime.AddCleanup(p, func(w *callWatch) { w.stopWatch(errPluginClosed) }, p.watch)
 	return p, nil
 }
 
@@ -221,17 +234,21 @@ func (p *Plugin) Pid() int {
 // Exited reports whether the plugin process is known to have exited.
 func (p *Plugin) Exited() bool { return p.proc != nil && p.proc.Exited() }
 
-// Close kills the plugin process (if p started one). Limiters of its kinds
-// fail afterwards. Close is idempotent.
+// Close kills the plugin process (if p started one) and fails the calls in
+// flight. Limiters of its kinds fail afterwards. Close is idempotent.
 func (p *Plugin) Close() error {
 	if p.closed.Swap(true) {
 		return nil
 	}
+	p.watch.stopWatch(errPluginClosed)
 	if p.proc != nil {
 		p.proc.Kill()
 	}
 	return nil
 }
+
+// errPluginClosed is the cause of the calls Close ends.
+var errPluginClosed = errors.New("the plugin was closed")
 
 // Failures is the number of calls that failed to reach the plugin, over
 // all its kinds.
@@ -244,13 +261,9 @@ func (p *Plugin) Err() error {
 	return p.lastErr
 }
 
-func (p *Plugin) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), p.callTimeout)
-}
-
-// fail converts a gRPC error into the host's view of it: a re-raised panic
-// of the implementation, or a counted ErrPluginUnavailable.
-func (p *Plugin) fail(kind, op string, err error) error {
+// fail converts the gRPC error of c into the host's view of it: a
+// re-raised panic of the implementation, or a counted ErrPluginUnavailable.
+func (p *Plugin) fail(c call, kind, op string, err error) error {
 	st, _ := status.FromError(err)
 	if st.Code() == codes.Internal && strings.HasPrefix(st.Message(), panicPrefix) {
 		panic(strings.TrimPrefix(st.Message(), panicPrefix))
@@ -259,6 +272,8 @@ func (p *Plugin) fail(kind, op string, err error) error {
 	switch {
 	case p.closed.Load():
 		wrapped = fmt.Errorf("%w: kind %q: %s: client closed: %v", ErrPluginUnavailable, kind, op, err)
+	case c.timedOut():
+		wrapped = fmt.Errorf("%w: kind %q: %s: no answer within the call timeout %v: %v", ErrPluginUnavailable, kind, op, p.callTimeout, err)
 	case p.Exited():
 		wrapped = fmt.Errorf("%w: kind %q: %s: %w: %v", ErrPluginUnavailable, kind, op, ErrPluginExited, err)
 	default:

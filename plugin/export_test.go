@@ -45,5 +45,7 @@ func ConnectInProcessConfig(t testing.TB, c ServeConfig, opts ...Option) *Plugin
 	if err != nil {
 		t.Fatalf("dispense: %v", err)
 	}
-	return raw.(*Plugin)
+	p := raw.(*Plugin)
+	t.Cleanup(func() { _ = p.Close() }) // runs before the connection closes
+	return p
 }

@@ -39,23 +39,23 @@ func (k *LimiterKindClient) Capabilities() (capabilities.Limiter, bool) {
 }
 
 func (k *LimiterKindClient) capabilityParams(limit int64, alt bool) spi.Params {
-	ctx, cancel := k.p.ctx()
-	defer cancel()
-	r, err := k.p.rpc.CapabilityParams(ctx, &pb.CapabilityParamsRequest{Kind: k.name, Limit: limit, Alt: alt})
+	c := k.p.watch.begin()
+	defer c.end()
+	r, err := k.p.rpc.CapabilityParams(c.ctx, &pb.CapabilityParamsRequest{Kind: k.name, Limit: limit, Alt: alt})
 	if err != nil {
-		panic(k.fail("capability-params", err))
+		panic(k.fail(c, "capability-params", err))
 	}
 	return fromParams(r)
 }
 
 func (k *LimiterKindClient) capabilityAllowance(p spi.Params, from, to time.Time) int64 {
-	ctx, cancel := k.p.ctx()
-	defer cancel()
-	r, err := k.p.rpc.CapabilityAllowance(ctx, &pb.CapabilityAllowanceRequest{
+	c := k.p.watch.begin()
+	defer c.end()
+	r, err := k.p.rpc.CapabilityAllowance(c.ctx, &pb.CapabilityAllowanceRequest{
 		Kind: k.name, Params: toParams(p), From: toTime(from), To: toTime(to),
 	})
 	if err != nil {
-		panic(k.fail("capability-allowance", err))
+		panic(k.fail(c, "capability-allowance", err))
 	}
 	return r.GetUnits()
 }

@@ -64,11 +64,11 @@ func (k *LimiterKindClient) Err() error { return k.p.Err() }
 
 // Validate asks the plugin's kind to validate p.
 func (k *LimiterKindClient) Validate(p spi.Params) error {
-	ctx, cancel := k.p.ctx()
-	defer cancel()
-	r, err := k.p.rpc.Validate(ctx, &pb.ValidateRequest{Kind: k.name, Params: toParams(p)})
+	c := k.p.watch.begin()
+	defer c.end()
+	r, err := k.p.rpc.Validate(c.ctx, &pb.ValidateRequest{Kind: k.name, Params: toParams(p)})
 	if err != nil {
-		return k.fail("validate", err)
+		return k.fail(c, "validate", err)
 	}
 	return fromError(r.GetError())
 }
@@ -76,11 +76,11 @@ func (k *LimiterKindClient) Validate(p spi.Params) error {
 // New creates a limiter in the plugin and returns its proxy, a *Limiter.
 // The plugin forgets the limiter once the proxy is garbage collected.
 func (k *LimiterKindClient) New(p spi.Params, now time.Time) (spi.Limiter, error) {
-	ctx, cancel := k.p.ctx()
-	defer cancel()
-	r, err := k.p.rpc.New(ctx, &pb.NewRequest{Kind: k.name, Params: toParams(p), Now: toTime(now)})
+	c := k.p.watch.begin()
+	defer c.end()
+	r, err := k.p.rpc.New(c.ctx, &pb.NewRequest{Kind: k.name, Params: toParams(p), Now: toTime(now)})
 	if err != nil {
-		return nil, k.fail("new", err)
+		return nil, k.fail(c, "new", err)
 	}
 	if err := fromError(r.GetError()); err != nil {
 		return nil, err
@@ -94,14 +94,16 @@ func (k *LimiterKindClient) drop(id uint64) {
 	if k.p.closed.Load() {
 		return
 	}
-	ctx, cancel := k.p.ctx()
-	defer cancel()
-	if _, err := k.p.rpc.Drop(ctx, &pb.DropRequest{Id: id}); err != nil {
+	c := k.p.watch.begin()
+	defer c.end()
+	if _, err := k.p.rpc.Drop(c.ctx, &pb.DropRequest{Id: id}); err != nil {
 		k.p.logger.Debug("dropping a plugin limiter failed", "kind", k.name, "id", id, "error", err)
 	}
 }
 
-func (k *LimiterKindClient) fail(op string, err error) error { return k.p.fail(k.name, op, err) }
+func (k *LimiterKindClient) fail(c call, op string, err error) error {
+	return k.p.fail(c, k.name, op, err)
+}
 
 // Limiter is the host-side proxy of a limiter living in a plugin.
 type Limiter struct {
@@ -114,8 +116,8 @@ type Limiter struct {
 
 var _ spi.Limiter = (*Limiter)(nil)
 
-func (l *Limiter) fail(op string, err error) {
-	err = l.k.fail(op, err)
+func (l *Limiter) fail(c call, op string, err error) {
+	err = l.k.fail(c, op, err)
 	l.errMu.Lock()
 	l.lastErr = err
 	l.errMu.Unlock()
@@ -131,11 +133,11 @@ func (l *Limiter) Err() error {
 // TryAcquire asks the plugin's limiter. If the plugin cannot be reached it
 // refuses with spi.RefuseNever(); see Err.
 func (l *Limiter) TryAcquire(now time.Time, n int64) spi.Decision {
-	ctx, cancel := l.k.p.ctx()
-	defer cancel()
-	r, err := l.k.p.rpc.TryAcquire(ctx, &pb.UnitsRequest{Id: l.id, Now: toTime(now), N: n})
+	c := l.k.p.watch.begin()
+	defer c.end()
+	r, err := l.k.p.rpc.TryAcquire(c.ctx, &pb.UnitsRequest{Id: l.id, Now: toTime(now), N: n})
 	if err != nil {
-		l.fail("try-acquire", err)
+		l.fail(c, "try-acquire", err)
 		return spi.RefuseNever()
 	}
 	return fromDecision(r)
@@ -144,31 +146,31 @@ func (l *Limiter) TryAcquire(now time.Time, n int64) spi.Decision {
 // Release returns n units to the plugin's limiter. A failure is recorded,
 // see Err.
 func (l *Limiter) Release(now time.Time, n int64) {
-	ctx, cancel := l.k.p.ctx()
-	defer cancel()
-	if _, err := l.k.p.rpc.Release(ctx, &pb.UnitsRequest{Id: l.id, Now: toTime(now), N: n}); err != nil {
-		l.fail("release", err)
+	c := l.k.p.watch.begin()
+	defer c.end()
+	if _, err := l.k.p.rpc.Release(c.ctx, &pb.UnitsRequest{Id: l.id, Now: toTime(now), N: n}); err != nil {
+		l.fail(c, "release", err)
 	}
 }
 
 // Cancel cancels n units in the plugin's limiter. A failure is recorded,
 // see Err.
 func (l *Limiter) Cancel(now time.Time, n int64) {
-	ctx, cancel := l.k.p.ctx()
-	defer cancel()
-	if _, err := l.k.p.rpc.Cancel(ctx, &pb.UnitsRequest{Id: l.id, Now: toTime(now), N: n}); err != nil {
-		l.fail("cancel", err)
+	c := l.k.p.watch.begin()
+	defer c.end()
+	if _, err := l.k.p.rpc.Cancel(c.ctx, &pb.UnitsRequest{Id: l.id, Now: toTime(now), N: n}); err != nil {
+		l.fail(c, "cancel", err)
 	}
 }
 
 // Reconfigure reconfigures the plugin's limiter; it returns the limiter's
 // error or the failure to reach the plugin.
 func (l *Limiter) Reconfigure(now time.Time, p spi.Params) error {
-	ctx, cancel := l.k.p.ctx()
-	defer cancel()
-	r, err := l.k.p.rpc.Reconfigure(ctx, &pb.ReconfigureRequest{Id: l.id, Now: toTime(now), Params: toParams(p)})
+	c := l.k.p.watch.begin()
+	defer c.end()
+	r, err := l.k.p.rpc.Reconfigure(c.ctx, &pb.ReconfigureRequest{Id: l.id, Now: toTime(now), Params: toParams(p)})
 	if err != nil {
-		l.fail("reconfigure", err)
+		l.fail(c, "reconfigure", err)
 		return l.Err()
 	}
 	return fromError(r.GetError())
@@ -177,11 +179,11 @@ func (l *Limiter) Reconfigure(now time.Time, p spi.Params) error {
 // Snapshot returns the plugin's limiter's snapshot. If the plugin cannot be
 // reached it returns a snapshot with only Kind set; see Err.
 func (l *Limiter) Snapshot(now time.Time) spi.Snapshot {
-	ctx, cancel := l.k.p.ctx()
-	defer cancel()
-	r, err := l.k.p.rpc.Snapshot(ctx, &pb.SnapshotRequest{Id: l.id, Now: toTime(now)})
+	c := l.k.p.watch.begin()
+	defer c.end()
+	r, err := l.k.p.rpc.Snapshot(c.ctx, &pb.SnapshotRequest{Id: l.id, Now: toTime(now)})
 	if err != nil {
-		l.fail("snapshot", err)
+		l.fail(c, "snapshot", err)
 		return spi.Snapshot{Kind: l.k.name}
 	}
 	return spi.Snapshot{Kind: r.GetKind(), Limit: r.GetLimit(), InUse: r.GetInUse(), Available: r.GetAvailable()}

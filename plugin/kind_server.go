@@ -111,13 +111,24 @@ func (s *kindServer) New(_ context.Context, req *pb.NewRequest) (_ *pb.NewReply,
 	return &pb.NewReply{Id: id}, nil
 }
 
-func (s *kindServer) TryAcquire(_ context.Context, req *pb.UnitsRequest) (_ *pb.DecisionReply, err error) {
+// TryAcquire answers the host's acquire. A grant made after the host gave
+// up on the call (its call timeout, or Close) is rolled back with Cancel:
+// nobody would ever release it. A host that gives up while the answer is
+// already on its way back cannot be told apart here; see the package
+// documentation.
+func (s *kindServer) TryAcquire(ctx context.Context, req *pb.UnitsRequest) (_ *pb.DecisionReply, err error) {
 	defer recoverPanic(&err)
 	l, err := s.limiter(req.GetId())
 	if err != nil {
 		return nil, err
 	}
-	return toDecision(l.TryAcquire(fromTime(req.GetNow()), req.GetN())), nil
+	now, n := fromTime(req.GetNow()), req.GetN()
+	d := l.TryAcquire(now, n)
+	if d.Granted && ctx.Err() != nil {
+		l.Cancel(now, n)
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	return toDecision(d), nil
 }
 
 func (s *kindServer) Release(_ context.Context, req *pb.UnitsRequest) (_ *pb.Empty, err error) {

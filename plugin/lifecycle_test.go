@@ -23,10 +23,6 @@ import (
 	"github.com/sluicerpc/sluice/spi"
 )
 
-// waitLimit bounds every wait for a process to change state; generous for
-// a loaded machine, and a passing test never waits that long.
-const waitLimit = 60 * time.Second
-
 // processGone reports that pid no longer runs: it does not exist, or it is
 // a zombie nobody reaped (the container's pid 1 might not reap).
 func processGone(pid int) bool {

@@ -2,16 +2,23 @@ package plugin_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/sluicerpc/sluice/plugin"
 	"github.com/sluicerpc/sluice/plugin/internal/testkind"
 	"go.uber.org/goleak"
 )
+
+// waitLimit bounds every wait for a process or a plugin to change state; generous for
+// a loaded machine, and a passing test never waits that long.
+const waitLimit = 60 * time.Second
 
 // pluginPath is the test plugin binary TestMain builds.
 var pluginPath string
@@ -19,6 +26,9 @@ var pluginPath string
 const helperHostEnv = "SLUICE_PLUGIN_TEST_HELPER_HOST"
 
 func TestMain(m *testing.M) {
+	// go-plugin's in-process test connection logs at Debug to hclog's
+	// default output; every logger of ours is explicit.
+	hclog.DefaultOutput = io.Discard
 	if os.Getenv(helperHostEnv) != "" {
 		os.Exit(runHelperHost())
 	}

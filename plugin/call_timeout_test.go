@@ -1,0 +1,82 @@
+package plugin_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicerpc/sluice/plugin"
+	"github.com/sluicerpc/sluice/plugin/internal/testkind"
+	"github.com/sluicerpc/sluice/spi"
+)
+
+// stalling is testkind's limiter whose TryAcquire blocks while stall is
+// held, and reports each decision it made on decided.
+type stalling struct {
+	testkind.Kind
+	stall   *sync.RWMutex
+	decided chan spi.Decision
+}
+
+func (k stalling) New(p spi.Params, now time.Time) (spi.Limiter, error) {
+	l, err := k.Kind.New(p, now)
+	return stallingLimiter{l, k}, err
+}
+
+type stallingLimiter struct {
+	spi.Limiter
+	k stalling
+}
+
+func (l stallingLimiter) TryAcquire(now time.Time, n int64) spi.Decision {
+	l.k.stall.RLock()
+	defer l.k.stall.RUnlock()
+	d := l.Limiter.TryAcquire(now, n)
+	l.k.decided <- d
+	return d
+}
+
+// TestCallTimeoutFailsAHungCall: a plugin that leaves TryAcquire
+// unanswered makes it refuse after the call timeout with a clear error,
+// and the plugin serves again once it answers.
+func TestCallTimeoutFailsAHungCall(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	kind := stalling{stall: &sync.RWMutex{}, decided: make(chan spi.Decision, 1)}
+	k := plugin.ConnectInProcess(t, kind, plugin.WithLogger(quietLogger()), plugin.WithCallTimeout(timeout))
+	now := time.Unix(5, 0)
+	l, err := k.New(testkind.Params(1), now)
+	require.NoError(t, err)
+
+	kind.stall.Lock()
+	start := time.Now()
+	d := l.TryAcquire(now, 1)
+	elapsed := time.Since(start)
+
+	assert.Equal(t, spi.RefuseNever(), d)
+	assert.GreaterOrEqual(t, elapsed, timeout, "failed before the call timeout")
+	err = l.(*plugin.Limiter).Err()
+	assert.True(t, errors.Is(err, plugin.ErrPluginUnavailable), "%v", err)
+	assert.ErrorContains(t, err, "no answer within the call timeout 200ms")
+	assert.Equal(t, uint64(1), k.Failures())
+
+	// A later call on the same connection: HTTP/2 keeps frames in order,
+	// so by the time it is answered the plugin has seen that the host gave
+	// up on the stalled call.
+	assert.Equal(t, int64(0), l.Snapshot(now).InUse)
+
+	// The stalled call resumes in the plugin and is granted there, after
+	// the host gave up on it: the grant is rolled back, not leaked, and
+	// the plugin serves again.
+	kind.stall.Unlock()
+	require.True(t, (<-kind.decided).Granted, "the stalled call was granted in the plugin")
+	assert.Eventually(t, func() bool { return l.Snapshot(now).InUse == 0 }, waitLimit, time.Millisecond,
+		"the grant of the call that timed out is held in the plugin")
+	require.True(t, l.TryAcquire(now, 1).Granted)
+	<-kind.decided
+	assert.Equal(t, int64(1), l.Snapshot(now).InUse)
+	assert.Equal(t, uint64(1), k.Failures())
+}
