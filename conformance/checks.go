@@ -285,7 +285,7 @@ func noFreeBurstRate(rt *rapid.T, h LimiterHarness) {
 				bound := base + caps.Allowance(p, pubAt, now)
 				if since > bound {
 					rt.Fatalf("free burst: %d units granted in [%v, %v] after publishing %v, bound %d",
-						since, pubAt.Sub(start), now.Sub(start), p, bound)
+						since, instant(pubAt), instant(now), p, bound)
 				}
 			}
 		case 2:
@@ -344,7 +344,7 @@ func checkRaiseNeverRefills(t tb, h LimiterHarness) {
 		}
 		if got := drain(t, l, now, raised); got > want {
 			t.Errorf("at %v, raising the limit from %d to %d on a drained limiter made %d units available, at most %d allowed",
-				now.Sub(start), limit, raised, got, want)
+				instant(now), limit, raised, got, want)
 		}
 		limit = raised
 	}
@@ -497,17 +497,17 @@ func checkSnapshotConsistent(t tb, h LimiterHarness) {
 		s := l.Snapshot(now)
 		if s.Kind != h.Kind().Name() || s.Limit != limit || s.Available < 0 || s.Available > limit {
 			t.Errorf("at %v, Snapshot() = %+v, want Kind %q, Limit %d, Available in [0, %d]",
-				now.Sub(start), s, h.Kind().Name(), limit, limit)
+				instant(now), s, h.Kind().Name(), limit, limit)
 			continue
 		}
 		if s.Available > 0 && !l.TryAcquire(now, s.Available).Granted {
-			t.Errorf("at %v, Snapshot().Available = %d but TryAcquire of that many was refused", now.Sub(start), s.Available)
+			t.Errorf("at %v, Snapshot().Available = %d but TryAcquire of that many was refused", instant(now), s.Available)
 		}
 		if l.TryAcquire(now, 1).Granted {
-			t.Errorf("at %v, Snapshot().Available = %d but one more unit was granted", now.Sub(start), s.Available)
+			t.Errorf("at %v, Snapshot().Available = %d but one more unit was granted", instant(now), s.Available)
 		}
 		if s := l.Snapshot(now); s.Available != 0 {
-			t.Errorf("at %v, after taking everything, Snapshot().Available = %d, want 0", now.Sub(start), s.Available)
+			t.Errorf("at %v, after taking everything, Snapshot().Available = %d, want 0", instant(now), s.Available)
 		}
 	}
 }
@@ -546,16 +546,16 @@ func checkRetryHints(t tb, h LimiterHarness) {
 		for n := int64(1); n <= 2; n++ {
 			d := history().TryAcquire(at, n)
 			if d.Granted || d.Hint != spi.HintAt || !d.RetryAt.After(at) {
-				t.Errorf("at %v, on a drained limiter TryAcquire(%d) = %+v, want a refusal with HintAt after it", at.Sub(start), n, d)
+				t.Errorf("at %v, on a drained limiter TryAcquire(%d) = %+v, want a refusal with HintAt after it", instant(at), n, d)
 				continue
 			}
 			if !history().TryAcquire(d.RetryAt, n).Granted {
 				t.Errorf("at %v, TryAcquire(%d) hinted %v, but a retry then failed: the hint is early",
-					at.Sub(start), n, d.RetryAt.Sub(start))
+					instant(at), n, instant(d.RetryAt))
 			}
 			if early := d.RetryAt.Add(-caps.HintSlack - 1); early.After(at) && history().TryAcquire(early, n).Granted {
 				t.Errorf("at %v, TryAcquire(%d) hinted %v, but a retry at %v succeeded: the hint is late by more than HintSlack (%v)",
-					at.Sub(start), n, d.RetryAt.Sub(start), early.Sub(start), caps.HintSlack)
+					instant(at), n, instant(d.RetryAt), instant(early), caps.HintSlack)
 			}
 		}
 	}

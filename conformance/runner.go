@@ -1,9 +1,11 @@
 package conformance
 
 import (
+	"flag"
 	"fmt"
 	"runtime"
 	"sync"
+	"testing"
 )
 
 // Outcome is how one check ended in a CheckLimiter run.
@@ -73,10 +75,17 @@ func (r Report) Failed() []string {
 // panics or stops early fails alone and the next one runs. CheckLimiter
 // blocks until every check has ended.
 //
-// The property checks use rapid, which writes a file under
-// testdata/rapid when a property fails unless its -rapid.nofailfile flag is
-// set; a program may set it with flag.Set before calling CheckLimiter.
+// The property checks use rapid, which reads testing's flags: outside go
+// test, CheckLimiter calls testing.Init (which registers them on
+// flag.CommandLine) and, if the command line is not parsed yet, parses an
+// empty one. rapid also writes a file under testdata/rapid when a property
+// fails unless its -rapid.nofailfile flag is set; a program may set it
+// with flag.Set before calling CheckLimiter.
 func CheckLimiter(name string, newHarness func() (LimiterHarness, error)) Report {
+	testing.Init()
+	if !flag.Parsed() {
+		_ = flag.CommandLine.Parse(nil)
+	}
 	var r Report
 	for _, c := range limiterChecks {
 		rec := &recorder{name: name + "/" + c.name}

@@ -87,6 +87,16 @@ func validateHarness(h LimiterHarness) error {
 // start is the instant at which every check builds its limiters.
 var start = time.Date(2030, time.January, 1, 0, 0, 0, 0, time.UTC)
 
+// instant describes t for a failure message: its offset from start (the
+// instant every check begins at), or "the zero time", which the concurrency
+// checks pass.
+func instant(t time.Time) string {
+	if t.IsZero() {
+		return "the zero time"
+	}
+	return "start+" + t.Sub(start).String()
+}
+
 // newLimiter builds a limiter of the harness's kind with p at now, failing
 // the check if the kind rejects p.
 func newLimiter(t tb, h LimiterHarness, p spi.Params, now time.Time) spi.Limiter {
@@ -105,7 +115,7 @@ func newLimiter(t tb, h LimiterHarness, p spi.Params, now time.Time) spi.Limiter
 func reconfigure(t tb, l spi.Limiter, p spi.Params, now time.Time) {
 	t.Helper()
 	if err := l.Reconfigure(now, p); err != nil {
-		t.Fatalf("Reconfigure(%v, %v): %v", now.Sub(start), p, err)
+		t.Fatalf("Reconfigure(%v, %v): %v", instant(now), p, err)
 	}
 }
 
@@ -117,7 +127,7 @@ func drain(t tb, l spi.Limiter, now time.Time, max int64) int64 {
 	for l.TryAcquire(now, 1).Granted {
 		n++
 		if n > max {
-			t.Fatalf("at %v the limiter granted more than %d units", now.Sub(start), max)
+			t.Fatalf("at %v the limiter granted more than %d units", instant(now), max)
 		}
 	}
 	return n

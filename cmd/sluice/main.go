@@ -2,8 +2,9 @@
 //
 // Usage:
 //
-//	sluice demo [flags]   run the live-reconfiguration admission demo
-//	sluice help           print this help
+//	sluice demo [flags]                   run the live-reconfiguration admission demo
+//	sluice conformance --plugin PATH ...  run the conformance suite against a plugin binary
+//	sluice help                           print this help
 package main
 
 import (
@@ -20,7 +21,7 @@ import (
 // Exit statuses.
 const (
 	exitOK    = 0
-	exitFail  = 1 // the demo ran and an invariant failed, or it could not run
+	exitFail  = 1 // the command ran and failed (an invariant, a conformance check), or could not run
 	exitUsage = 2 // bad command line
 )
 
@@ -40,6 +41,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "demo":
 		return runDemoCommand(ctx, args[1:], stdout, stderr)
+	case "conformance":
+		return runConformanceCommand(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
@@ -54,12 +57,14 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: sluice <command> [flags]
 
 commands:
-  demo    run in-process workers through live admission updates and check
-          that no grant ever exceeded the configuration that granted it,
-          nor the rate of a token bucket changed live
-  help    print this help
+  demo         run in-process workers through live admission updates and
+               check that no grant ever exceeded the configuration that
+               granted it, nor the rate of a token bucket changed live
+  conformance  run the limiter conformance suite against the kinds a
+               plugin binary serves: sluice conformance --plugin PATH
+  help         print this help
 
-Run "sluice demo -h" for the demo's flags.
+Run "sluice <command> -h" for a command's flags.
 `)
 }
 

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/sluicerpc/sluice/conformance"
+	"github.com/sluicerpc/sluice/plugin"
+	"github.com/sluicerpc/sluice/spi"
+)
+
+// conformanceOptions are the flags of "sluice conformance".
+type conformanceOptions struct {
+	Plugin      string
+	Kind        string
+	Verbose     bool
+	CallTimeout time.Duration
+}
+
+// runConformanceCommand parses the flags of "sluice conformance", runs the
+// suite and maps the result to an exit status.
+func runConformanceCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sluice conformance", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o conformanceOptions
+	fs.StringVar(&o.Plugin, "plugin", "", "path of the plugin binary to test (required)")
+	fs.StringVar(&o.Kind, "kind", "", "test only the limiter kind with this name (default: every kind the plugin serves)")
+	fs.BoolVar(&o.Verbose, "v", false, "print every check's outcome and what it logged")
+	fs.DurationVar(&o.CallTimeout, "call-timeout", 30*time.Second, "how long a call to the plugin may go unanswered")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: sluice conformance --plugin PATH [--kind NAME] [flags]
+
+Starts the plugin binary at PATH and runs the limiter conformance suite
+against every limiter kind it serves (or only NAME), with the capabilities
+the plugin declares (plugin.LimiterKindEntry.Capabilities). Prints one line
+per kind,
+
+  conformance <kind> plugin PASS|FAIL
+
+and what failed to stderr. Exits 0 when every kind passes, 1 when one
+fails, declares no capabilities, or the plugin cannot be started, 2 on a
+bad command line.
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "sluice conformance: unexpected arguments: %q\n", fs.Args())
+		return exitUsage
+	case o.Plugin == "":
+		fmt.Fprintln(stderr, "sluice conformance: --plugin is required")
+		fs.Usage()
+		return exitUsage
+	case o.CallTimeout <= 0:
+		fmt.Fprintf(stderr, "sluice conformance: --call-timeout must be positive, got %v\n", o.CallTimeout)
+		return exitUsage
+	}
+	passed, err := runConformance(ctx, stdout, stderr, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice conformance: %v\n", err)
+		return exitFail
+	}
+	if !passed {
+		return exitFail
+	}
+	return exitOK
+}
+
+// runConformance tests the kinds of one plugin binary and reports whether
+// every tested kind passed. It returns an error when nothing could be
+// tested: the plugin did not start, or serves no kind named o.Kind.
+func runConformance(ctx context.Context, stdout, stderr io.Writer, o conformanceOptions) (bool, error) {
+	// The property checks would otherwise write rapid's fail files into
+	// the working directory.
+	if f := flag.Lookup("rapid.nofailfile"); f != nil {
+		_ = f.Value.Set("true")
+	}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: stderr, Level: hclog.Warn})
+	p, err := plugin.Open(o.Plugin, plugin.WithLogger(logger), plugin.WithCallTimeout(o.CallTimeout))
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = p.Close() }()
+
+	kinds := p.LimiterKinds()
+	if o.Kind != "" {
+		k, err := p.LimiterKind(o.Kind)
+		if err != nil {
+			return false, err
+		}
+		kinds = []*plugin.LimiterKindClient{k}
+	}
+	all := true
+	for _, k := range kinds {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		if !checkPluginKind(stdout, stderr, k, o.Verbose) {
+			all = false
+		}
+	}
+	return all, nil
+}
+
+// checkPluginKind runs the suite against one kind and prints its line.
+func checkPluginKind(stdout, stderr io.Writer, k *plugin.LimiterKindClient, verbose bool) bool {
+	caps, ok := k.Capabilities()
+	if !ok {
+		fmt.Fprintf(stdout, "conformance %s plugin FAIL\n", k.Name())
+		fmt.Fprintf(stderr, "    %s declares no conformance capabilities: serve it with plugin.LimiterKindEntry{Kind: ..., Capabilities: ...}\n", k.Name())
+		return false
+	}
+	report := conformance.CheckLimiter(k.Name(), func() (conformance.LimiterHarness, error) {
+		return pluginHarness{kind: k, caps: caps}, nil
+	})
+	verdict := "PASS"
+	if !report.Passed() {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(stdout, "conformance %s plugin %s\n", k.Name(), verdict)
+	for _, c := range report.Checks {
+		if c.Outcome != conformance.Failed && !verbose {
+			continue
+		}
+		fmt.Fprintf(stderr, "    %s/%s %s\n", k.Name(), c.Name, c.Outcome)
+		for _, line := range c.Log {
+			fmt.Fprintf(stderr, "        %s\n", strings.ReplaceAll(line, "\n", "\n        "))
+		}
+	}
+	return report.Passed()
+}
+
+// pluginHarness is the harness of a kind loaded from a plugin, with the
+// capabilities the plugin declared. The plugin outlives the harness.
+type pluginHarness struct {
+	kind spi.LimiterKind
+	caps conformance.LimiterCapabilities
+}
+
+func (h pluginHarness) Kind() spi.LimiterKind                         { return h.kind }
+func (h pluginHarness) Capabilities() conformance.LimiterCapabilities { return h.caps }
+func (pluginHarness) Close()                                          {}
