@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs the limiter conformance suite for every built-in limiter in process,
-# and through the plugin bridge, from the repository root. Prints one line
-# per run:
+# Runs the limiter conformance suite from the repository root against every
+# built-in limiter in process (each module's TestConformance), and through
+# the plugin bridge: the built-in kinds served by cmd/sluice-limiters-plugin
+# and the example third-party kind served by its gcra-plugin binary, each
+# checked by "sluice conformance --plugin". Prints one line per run:
 #
 #	conformance <implementation> <in-process|plugin> PASS|FAIL
 #
@@ -11,35 +13,23 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root" || exit 2
 
-example=examples/thirdparty-limiter
-# The example module has relative replaces, so it builds on its own; use the
-# workspace only once go.work lists it.
-example_gowork=off
-if grep -Eq "^[[:space:]]*(use[[:space:]]+)?\./${example}[[:space:]]*\)?$" go.work 2>/dev/null; then
-	example_gowork=
-fi
-
 failed=0
 
-# run <implementation> <mode> <dir> <gowork> <go test args...>
+# run <implementation> <dir> <go test args...>: one in-process run.
 run() {
-	local impl=$1 mode=$2 dir=$3 gowork=$4
-	shift 4
+	local impl=$1 dir=$2
+	shift 2
 	local out status
-	if [[ -n $gowork ]]; then
-		out=$(cd "$dir" && GOWORK=$gowork go test "$@" 2>&1)
-	else
-		out=$(cd "$dir" && go test "$@" 2>&1)
-	fi
+	out=$(cd "$dir" && go test "$@" 2>&1)
 	status=$?
 	# A run in which no package ran a matching test is not a pass.
 	if [[ $status -eq 0 ]] && ! grep '^ok' <<<"$out" | grep -vq 'no tests to run'; then
 		status=1
 	fi
 	if [[ $status -eq 0 ]]; then
-		echo "conformance $impl $mode PASS"
+		echo "conformance $impl in-process PASS"
 	else
-		echo "conformance $impl $mode FAIL"
+		echo "conformance $impl in-process FAIL"
 		failed=1
 	fi
 	if [[ $status -ne 0 || ${VERBOSE:-0} == 1 ]]; then
@@ -47,11 +37,33 @@ run() {
 	fi
 }
 
-run concurrency in-process limiters/concurrency "" -count=1 -run 'TestConformance' ./...
-run tokenbucket in-process limiters/tokenbucket "" -count=1 -run 'TestConformance' ./...
-run window in-process limiters/window "" -count=1 -run 'TestConformance' ./...
-run example.com/gcra in-process "$example" "$example_gowork" -count=1 -run 'TestConformance' ./...
-run plugin-testkind plugin plugin "" -count=1 -run 'Conformance' ./...
-run example.com/gcra plugin "$example" "$example_gowork" -count=1 -run 'TestPluginConformance' ./...
+run concurrency limiters/concurrency -count=1 -run '^TestConformance$' .
+run tokenbucket limiters/tokenbucket -count=1 -run '^TestConformance$' .
+run fixedwindow limiters/window -count=1 -run '^TestConformanceFixed$' .
+run slidingwindow limiters/window -count=1 -run '^TestConformanceSliding$' .
+run example.com/gcra examples/thirdparty-limiter -count=1 -run '^TestConformance$' ./gcra
+
+# Through the bridge: build the plugin binaries and the sluice command, and
+# let "sluice conformance" print the lines (it exits 1 if a kind fails).
+bin=$(mktemp -d "${TMPDIR:-/tmp}/sluice-conformance-XXXXXX")
+trap 'rm -rf "$bin"' EXIT
+build() {
+	local out
+	if ! out=$(go build -o "$bin/$1" "$2" 2>&1); then
+		echo "conformance $1 plugin FAIL"
+		sed 's/^/    /' <<<"$out" >&2
+		failed=1
+		return 1
+	fi
+}
+if build sluice ./cmd/sluice; then
+	for p in "sluice-limiters-plugin ./cmd/sluice-limiters-plugin" "gcra-plugin ./examples/thirdparty-limiter/cmd/gcra-plugin"; do
+		set -- $p
+		if build "$1" "$2"; then
+			# Plugins put their sockets in TMPDIR; keep them in $bin.
+			TMPDIR="$bin" "$bin/sluice" conformance --plugin "$bin/$1" || failed=1
+		fi
+	done
+fi
 
 exit $failed

@@ -32,7 +32,8 @@ func buildPlugin(t *testing.T) string {
 }
 
 // TestPluginConformance runs the conformance suite against the kind served
-// by the gcra-plugin binary: every check loads its own plugin process.
+// by the gcra-plugin binary, with the capabilities the binary declares:
+// every check loads its own plugin process.
 func TestPluginConformance(t *testing.T) {
 	bin := buildPlugin(t)
 	conformance.RunLimiterTests(t, func(t *testing.T) (conformance.LimiterHarness, error) {
@@ -44,7 +45,12 @@ func TestPluginConformance(t *testing.T) {
 			_ = k.Close()
 			t.Fatalf("the plugin serves %q, want %q", k.Name(), gcra.Name)
 		}
-		return harness{kind: k, close: func() { _ = k.Close() }}, nil
+		caps, ok := k.Capabilities()
+		if !ok {
+			_ = k.Close()
+			t.Fatal("the plugin declares no capabilities")
+		}
+		return harness{kind: k, caps: caps, close: func() { _ = k.Close() }}, nil
 	})
 }
 
