@@ -1,32 +1,46 @@
 // Package plugin serves sluice SPI implementations from separate binaries
 // with hashicorp/go-plugin, and loads them in the host as the same SPI.
 //
-// A plugin binary's main calls ServeLimiterKind with its spi.LimiterKind; it
-// must write nothing to stdout (go-plugin's handshake travels there) and logs
-// to stderr, e.g. with NewPluginLogger. The host calls LoadLimiterKind with
-// the binary's path, registers the result with Register so configuration
-// can name the kind, and calls Close to kill the plugin. A plugin exits by
-// itself when its host dies; processes a plugin starts itself are its own
-// business (Kill does not reach grandchildren).
+// A plugin binary's main calls Serve with the limiter kinds it serves, each
+// optionally with its conformance capabilities (so that "sluice conformance
+// --plugin" can test the binary), or ServeLimiterKind for one kind. It must
+// write nothing to stdout (go-plugin's handshake travels there) and logs to
+// stderr, e.g. with NewPluginLogger. The host calls Open with the binary's
+// path and gets a *Plugin whose LimiterKinds it registers (Plugin.Register)
+// so configuration can name them, or LoadLimiterKind for the one kind it
+// wants; Close kills the plugin. A plugin exits by itself when its host
+// dies; processes a plugin starts itself are its own business (Kill does
+// not reach grandchildren).
 //
-// The bridge speaks gRPC with the versioned Handshake. Every limiter a host
-// creates lives in the plugin, addressed by an id; every call carries the
-// host's now as Unix nanoseconds, so the plugin's limiter sees exactly the
-// host's instants, and decisions (hint and RetryAt) come back exactly.
-// *spi.ParamError values cross as *spi.ParamError; other errors of the
-// implementation as *RemoteError; a panic of the implementation is
-// re-raised in the host's caller.
+// The bridge speaks gRPC with the versioned Handshake (ProtocolVersion 2).
+// Every limiter a host creates lives in the plugin, addressed by an id;
+// every call carries the host's now as Unix nanoseconds, so the plugin's
+// limiter sees exactly the host's instants, and decisions (hint and RetryAt)
+// come back exactly. *spi.ParamError values cross as *spi.ParamError; other
+// errors of the implementation as *RemoteError; a panic of the
+// implementation is re-raised in the host's caller. The bridge is built to
+// grow: each SPI is its own go-plugin plugin name and gRPC service over the
+// same connection, and ServeConfig gets a field per SPI.
 //
-// When the plugin cannot be reached (crashed, killed, closed, timed out)
-// Validate, New and Reconfigure return an error wrapping
-// ErrPluginUnavailable (and ErrPluginExited once the process is known to be
-// gone). TryAcquire cannot return an error: it refuses with
-// spi.RefuseNever(); Release and Cancel do nothing, and Snapshot returns a
-// snapshot with only Kind set. Those failures are counted
-// (LimiterKindClient.Failures), remembered (LimiterKindClient.Err,
-// Limiter.Err) and logged, and the host keeps running.
+// When the plugin cannot be reached (crashed, killed, closed, or it left a
+// call unanswered for the call timeout) Validate, New and Reconfigure
+// return an error wrapping ErrPluginUnavailable (and ErrPluginExited once
+// the process is known to be gone). TryAcquire cannot return an error: it
+// refuses with spi.RefuseNever(); Release and Cancel do nothing, and
+// Snapshot returns a snapshot with only Kind set. Those failures are
+// counted (Plugin.Failures), remembered (Plugin.Err, Limiter.Err) and
+// logged, and the host keeps running.
+//
+// Exactly once across the boundary: a grant the plugin makes after the
+// host gave up on the call (timeout, Close) is rolled back in the plugin
+// with Cancel, because nobody would release it. The one case the bridge
+// cannot tell apart is a host giving up while the grant is already on its
+// way back, within the same few microseconds; that grant stays held in the
+// plugin until the limiter is dropped. A call that crashes the plugin loses
+// the plugin's state entirely, which a new process starts afresh.
 //
 // A call crosses the process boundary and costs tens to hundreds of
-// microseconds, so plug-in kinds suit remote or coarse-grained limits; the
-// in-process module path stays the fast path.
+// microseconds (BenchmarkPluginBridge: the bridge costs what a raw go-plugin
+// round trip of the same size costs), so plug-in kinds suit remote or
+// coarse-grained limits; the in-process module path stays the fast path.
 package plugin
