@@ -34,6 +34,7 @@ func runRecorded(h LimiterHarness) (failed []string, logs map[string][]string) {
 	}
 	return failed, logs
 }
+
 var _ tb = (*testing.T)(nil)
 
 // TestCorrectFakesPass runs the suite, as a third party would, on the
