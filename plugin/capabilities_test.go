@@ -110,21 +110,11 @@ func TestCheckLimiterWithDeclaredCapabilities(t *testing.T) {
 	caps, ok := k.Capabilities()
 	require.True(t, ok)
 	r := conformance.CheckLimiter(k.Name(), func() (conformance.LimiterHarness, error) {
-		return harnessOf{k, caps}, nil
+		return conformance.HarnessOf(k, caps), nil
 	})
 	assert.True(t, r.Passed(), "%s", describe(r))
 	assert.Zero(t, k.Failures())
 }
-
-// harnessOf pairs a kind with capabilities.
-type harnessOf struct {
-	kind spi.LimiterKind
-	caps capabilities.Limiter
-}
-
-func (h harnessOf) Kind() spi.LimiterKind                         { return h.kind }
-func (h harnessOf) Capabilities() conformance.LimiterCapabilities { return h.caps }
-func (harnessOf) Close()                                          {}
 
 func describe(r conformance.Report) string {
 	s := ""

@@ -6,36 +6,13 @@ import (
 	"github.com/sluicerpc/sluice/conformance"
 	"github.com/sluicerpc/sluice/plugin"
 	"github.com/sluicerpc/sluice/plugin/internal/testkind"
-	"github.com/sluicerpc/sluice/spi"
 )
-
-// harness describes a bridged testkind.Kind to the conformance suite.
-type harness struct {
-	kind  spi.LimiterKind
-	close func()
-}
-
-func (h harness) Kind() spi.LimiterKind { return h.kind }
-
-func (harness) Capabilities() conformance.LimiterCapabilities {
-	return conformance.LimiterCapabilities{
-		Class:            spi.ClassConcurrency,
-		Params:           testkind.Params,
-		ReconfigureLimit: true,
-	}
-}
-
-func (h harness) Close() {
-	if h.close != nil {
-		h.close()
-	}
-}
 
 // TestConformanceInProcess runs the suite through the gRPC bridge without
 // a process: every check gets its own in-process connection.
 func TestConformanceInProcess(t *testing.T) {
 	conformance.RunLimiterTests(t, func(t *testing.T) (conformance.LimiterHarness, error) {
-		return harness{kind: plugin.ConnectInProcess(t, testkind.Kind{})}, nil
+		return conformance.HarnessOf(plugin.ConnectInProcess(t, testkind.Kind{}), testkind.Capabilities()), nil
 	})
 }
 
@@ -47,6 +24,6 @@ func TestConformanceSubprocess(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return harness{kind: k, close: func() { _ = k.Close() }}, nil
+		return conformance.HarnessOf(k, testkind.Capabilities(), func() { _ = k.Close() }), nil
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicerpc/sluice/plugin"
 	"github.com/sluicerpc/sluice/plugin/internal/testkind"
+	"github.com/sluicerpc/sluice/plugin/plugintest"
 	"go.uber.org/goleak"
 )
 
@@ -57,11 +58,7 @@ func TestMain(m *testing.M) {
 		// go-plugin and grpc stop some background goroutines
 		// asynchronously after Kill/Close; goleak retries for a while
 		// before it reports, and these are the known long-lived ones.
-		if err := goleak.Find(
-			goleak.IgnoreTopFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
-			goleak.IgnoreTopFunction("google.golang.org/grpc.(*addrConn).resetTransportAndUnlock"),
-			goleak.IgnoreAnyFunction("github.com/hashicorp/go-plugin.(*Client).logStderr"),
-		); err != nil {
+		if err := goleak.Find(plugintest.IgnoreLeaks()...); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/sluicerpc/sluice/conformance"
 	"github.com/sluicerpc/sluice/plugin"
-	"github.com/sluicerpc/sluice/spi"
 )
 
 // conformanceOptions are the flags of "sluice conformance".
@@ -126,8 +125,9 @@ func checkPluginKind(stdout, stderr io.Writer, k *plugin.LimiterKindClient, verb
 		fmt.Fprintf(stderr, "    %s declares no conformance capabilities: serve it with plugin.LimiterKindEntry{Kind: ..., Capabilities: ...}\n", k.Name())
 		return false
 	}
+	// Every check uses the one plugin process, which outlives them.
 	report := conformance.CheckLimiter(k.Name(), func() (conformance.LimiterHarness, error) {
-		return pluginHarness{kind: k, caps: caps}, nil
+		return conformance.HarnessOf(k, caps), nil
 	})
 	verdict := "PASS"
 	if !report.Passed() {
@@ -145,14 +145,3 @@ func checkPluginKind(stdout, stderr io.Writer, k *plugin.LimiterKindClient, verb
 	}
 	return report.Passed()
 }
-
-// pluginHarness is the harness of a kind loaded from a plugin, with the
-// capabilities the plugin declared. The plugin outlives the harness.
-type pluginHarness struct {
-	kind spi.LimiterKind
-	caps conformance.LimiterCapabilities
-}
-
-func (h pluginHarness) Kind() spi.LimiterKind                         { return h.kind }
-func (h pluginHarness) Capabilities() conformance.LimiterCapabilities { return h.caps }
-func (pluginHarness) Close()                                          {}

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/plugin/plugintest"
 )
 
 // The demo starts workers, a sampler and queue timers, and "sluice
@@ -29,11 +30,7 @@ func TestMain(m *testing.M) {
 		_ = os.RemoveAll(binaries.dir)
 	}
 	if code == 0 {
-		if err := goleak.Find(
-			goleak.IgnoreTopFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
-			goleak.IgnoreTopFunction("google.golang.org/grpc.(*addrConn).resetTransportAndUnlock"),
-			goleak.IgnoreAnyFunction("github.com/hashicorp/go-plugin.(*Client).logStderr"),
-		); err != nil {
+		if err := goleak.Find(plugintest.IgnoreLeaks()...); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}

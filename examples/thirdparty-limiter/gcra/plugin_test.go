@@ -50,7 +50,7 @@ func TestPluginConformance(t *testing.T) {
 			_ = k.Close()
 			t.Fatal("the plugin declares no capabilities")
 		}
-		return harness{kind: k, caps: caps, close: func() { _ = k.Close() }}, nil
+		return conformance.HarnessOf(k, caps, func() { _ = k.Close() }), nil
 	})
 }
 
