@@ -92,17 +92,8 @@ func CheckLimiter(name string, newHarness func() (LimiterHarness, error)) Report
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			defer failOnPanic(rec)
-			h, err := newHarness()
-			if err != nil {
-				rec.Fatalf("creating the harness: %v", err)
-			}
-			defer h.Close()
-			defer failOnPanic(rec)
-			if err := validateHarness(h); err != nil {
-				rec.Fatalf("invalid harness: %v", err)
-			}
-			c.run(rec, h)
+			defer failOnPanic(rec) // a panic of newHarness
+			runCheck(rec, c, newHarness)
 		}()
 		<-done
 		r.Checks = append(r.Checks, rec.result(c.name))

@@ -54,18 +54,24 @@ func RunLimiterTests(t *testing.T, newHarness NewLimiterHarness) {
 	t.Helper()
 	for _, c := range limiterChecks {
 		t.Run(c.name, func(t *testing.T) {
-			h, err := newHarness(t)
-			if err != nil {
-				t.Fatalf("creating the harness: %v", err)
-			}
-			defer h.Close()
-			defer failOnPanic(t)
-			if err := validateHarness(h); err != nil {
-				t.Fatalf("invalid harness: %v", err)
-			}
-			c.run(t, h)
+			runCheck(t, c, func() (LimiterHarness, error) { return newHarness(t) })
 		})
 	}
+}
+
+// runCheck runs one check on a fresh harness from newHarness, closed when
+// the check ends; a panic of the check or of the limiter fails the check.
+func runCheck(t tb, c limiterCheck, newHarness func() (LimiterHarness, error)) {
+	h, err := newHarness()
+	if err != nil {
+		t.Fatalf("creating the harness: %v", err)
+	}
+	defer h.Close()
+	defer failOnPanic(t)
+	if err := validateHarness(h); err != nil {
+		t.Fatalf("invalid harness: %v", err)
+	}
+	c.run(t, h)
 }
 
 // validateHarness rejects a harness that the checks cannot use.
