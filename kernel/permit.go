@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +35,11 @@ type Permit struct {
 	reason  Reason
 	scope   string
 	retryAt time.Time
+
+	// The waiter and the end of its queue delay (the program's
+	// MaxQueueDelay from the moment it queued) between Start and Wait.
+	w        *waiter
+	deadline time.Time
 }
 
 const (
@@ -88,8 +94,29 @@ func (p *Permit) RetryAt() time.Time { return p.retryAt }
 // from the captured program, all or nothing. On any non-nil error the
 // permit holds nothing: its lease is already returned.
 //
-// Admit must follow a successful Capture on this permit, once.
+// Admit must follow a successful Capture on this permit, once. Admit is
+// Start followed, if the request queued, by Wait.
 func (p *Permit) Admit(ctx context.Context, req Request) error {
+	err := p.Start(ctx, req)
+	if err == ErrQueued {
+		return p.Wait(ctx)
+	}
+	return err
+}
+
+// ErrQueued is returned by Start when the request waits in the kernel's
+// queue: exactly one call of Wait, on any goroutine, then ends the wait.
+var ErrQueued = errors.New("kernel: request queued")
+
+// Start is the non-blocking half of Admit, for a caller that must not
+// block where it admits (a server's connection reader): it grants (nil),
+// refuses (an error, as Admit's, and the permit holds nothing), or queues
+// the request and returns ErrQueued, in which case the request holds its
+// queue reservation (one call, req.Bytes) until Wait returns. ctx is
+// checked before the request queues; Wait watches the context it is given.
+//
+// Start must follow a successful Capture on this permit, once.
+func (p *Permit) Start(ctx context.Context, req Request) error {
 	// The status stays "captured" on the immediate path (one atomic write
 	// fewer); it becomes "waiting" only if the request queues.
 	if p.status.Load() != permitCaptured {
@@ -121,7 +148,7 @@ func (p *Permit) Admit(ctx context.Context, req Request) error {
 		p.status.Store(permitGranted)
 		return nil
 	}
-	return p.wait(ctx, prog, req, st, d, now)
+	return p.enqueue(ctx, prog, req, st, d, now)
 }
 
 // tryAcquire takes one unit of every state, in order, all or nothing. w is

@@ -32,9 +32,10 @@ const (
 	outcomeTimedOut
 )
 
-// wait queues the request whose immediate attempt state idx refused with d,
-// if its program allows, and waits for the outcome.
-func (p *Permit) wait(ctx context.Context, prog *program, req Request, st *state, d spi.Decision, now time.Time) error {
+// enqueue queues the request whose immediate attempt state st refused
+// with d, if its program allows. It returns nil if the request was granted
+// while enqueuing, ErrQueued if it waits (see Wait), or a refusal.
+func (p *Permit) enqueue(ctx context.Context, prog *program, req Request, st *state, d spi.Decision, now time.Time) error {
 	k := prog.k
 	r := p.route
 	q := prog.queue
@@ -70,14 +71,30 @@ func (p *Permit) wait(ctx context.Context, prog *program, req Request, st *state
 	// happened before the retry, which then sees its capacity.
 	st.insert(w)
 	k.settleLocked(w, now)
-	decided := w.outcome != outcomeWaiting
 	k.qmu.Unlock()
 	if h := k.hooks; h != nil && h.afterEnqueue != nil {
 		h.afterEnqueue(p)
 	}
+	p.w, p.deadline = w, time.Now().Add(q.MaxQueueDelay) // the delay is captured at enqueue
+	return ErrQueued
+}
 
-	if !decided {
-		timer := time.NewTimer(q.MaxQueueDelay) // captured at enqueue
+// Wait ends the wait of a request that Start queued: a grant (nil), a
+// refusal (queue_timeout once the captured MaxQueueDelay has passed since
+// the request queued, unavailable at Seal) or ctx's error. On any non-nil error the
+// permit holds nothing. Wait must be called exactly once after Start
+// returned ErrQueued, and only then.
+func (p *Permit) Wait(ctx context.Context) error {
+	w := p.w
+	if w == nil || p.status.Load() != permitWaiting {
+		panic("kernel: Wait without a queued Start")
+	}
+	p.w = nil
+	k := p.lease.g.value.k
+	select {
+	case <-w.ready:
+	default:
+		timer := time.NewTimer(time.Until(p.deadline))
 		select {
 		case <-w.ready:
 		case <-ctx.Done():
