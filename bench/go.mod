@@ -10,6 +10,7 @@ require (
 	github.com/sluicerpc/sluice/limiters/tokenbucket v0.0.0
 	github.com/sluicerpc/sluice/limiters/window v0.0.0
 	github.com/sluicerpc/sluice/spi v0.0.0
+	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.22.0
 	golang.org/x/time v0.15.0
@@ -32,6 +33,7 @@ require (
 	github.com/shirou/gopsutil/v3 v3.21.6 // indirect
 	github.com/tklauser/go-sysconf v0.3.6 // indirect
 	github.com/tklauser/numcpus v0.2.2 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240814211410-ddb44dafa142 // indirect
 	google.golang.org/grpc v1.67.3 // indirect
@@ -46,3 +48,5 @@ replace (
 	github.com/sluicerpc/sluice/limiters/window => ../limiters/window
 	github.com/sluicerpc/sluice/spi => ../spi
 )
+
+replace github.com/sluicerpc/sluice/conformance => ../conformance

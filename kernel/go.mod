@@ -10,6 +10,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/time v0.15.0
+	pgregory.net/rapid v1.3.0
 )
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect
@@ -20,3 +21,5 @@ replace (
 	github.com/sluicerpc/sluice/limiters/window => ../limiters/window
 	github.com/sluicerpc/sluice/spi => ../spi
 )
+
+replace github.com/sluicerpc/sluice/conformance => ../conformance
