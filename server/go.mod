@@ -8,4 +8,18 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/sluicerpc/sluice/kernel v0.0.0
+	github.com/sluicerpc/sluice/message v0.0.0
+	github.com/sluicerpc/sluice/protocol v0.0.0
+	github.com/sluicerpc/sluice/spi v0.0.0
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
+
+replace github.com/sluicerpc/sluice/kernel => ../kernel
+
+replace github.com/sluicerpc/sluice/protocol => ../protocol
+
+replace github.com/sluicerpc/sluice/message => ../message
+
+replace github.com/sluicerpc/sluice/spi => ../spi

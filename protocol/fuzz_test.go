@@ -1,0 +1,284 @@
+package protocol_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicerpc/sluice/protocol"
+)
+
+// Each fuzz target checks that its decoder never panics and, on success,
+// that encoding the decoded value and decoding it again yields the same
+// value.
+
+// fuzzHeader validates a fuzzer-chosen header the way a Reader would and
+// reports whether the frame would reach the payload decoder.
+func fuzzHeader(t protocol.FrameType, flags uint16, id uint64, payload []byte) (protocol.Header, bool) {
+	b := protocol.AppendHeader(nil, protocol.Header{Type: t, Flags: protocol.Flags(flags), Length: uint32(len(payload)), ID: id})
+	h, err := protocol.ParseHeader(b, protocol.DefaultLimits().MaxFrameSize)
+	return h, err == nil && uint64(len(payload)) == uint64(h.Length)
+}
+
+func payloadOf(t testing.TB, frame []byte) (uint16, []byte) {
+	h, p := split(t, frame)
+	return uint16(h.Flags), p
+}
+
+func FuzzParseHeader(f *testing.F) {
+	f.Add(protocol.AppendPing(nil, [8]byte{}))
+	f.Add(must(f)(protocol.AppendRequest(nil, 1, sampleRequest(f)))[:protocol.HeaderSize])
+	f.Add(must(f)(protocol.AppendError(nil, 0, &protocol.ErrorFrame{Code: protocol.CodeInternal}))[:protocol.HeaderSize])
+	f.Add(make([]byte, 16))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := protocol.ParseHeader(data, protocol.DefaultLimits().MaxFrameSize)
+		if err != nil {
+			require.True(t, protocol.IsViolation(err))
+			return
+		}
+		assert.Equal(t, data[:protocol.HeaderSize], protocol.AppendHeader(nil, h))
+	})
+}
+
+func FuzzParseHandshake(f *testing.F) {
+	for _, hs := range []protocol.Handshake{
+		{Version: 1, MaxFrameSize: 4096},
+		{Version: 1, Capabilities: 15, MaxFrameSize: 1 << 20, Codecs: []string{"proto", "json"}, Auth: []byte("secret")},
+	} {
+		_, p := payloadOf(f, must(f)(protocol.AppendHandshake(nil, &hs)))
+		f.Add(p)
+	}
+	lim := protocol.DefaultLimits()
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		h, ok := fuzzHeader(protocol.FrameHandshake, 0, 0, payload)
+		if !ok {
+			return
+		}
+		var hs protocol.Handshake
+		if err := protocol.ParseHandshake(h, payload, lim, &hs); err != nil {
+			require.True(t, protocol.IsViolation(err) || errors.Is(err, protocol.ErrUnsupportedVersion), err)
+			return
+		}
+		h2, p2 := split(t, must(t)(protocol.AppendHandshake(nil, &hs)))
+		var again protocol.Handshake
+		require.NoError(t, protocol.ParseHandshake(h2, p2, lim, &again))
+		assert.Equal(t, hs, again)
+	})
+}
+
+func FuzzParseHandshakeAck(f *testing.F) {
+	for _, a := range []protocol.HandshakeAck{
+		{Version: 1, MaxFrameSize: 4096},
+		{Version: 1, Capabilities: 9, MaxFrameSize: 1 << 22, MaxMetadataBytes: 8192, MaxConcurrentCalls: 64,
+			KeepaliveInterval: 10 * time.Second, Codecs: []string{"proto"},
+			Services: []protocol.ServiceInfo{{Name: "a.A", Methods: []string{"X", "Y"}}, {Name: "b"}}},
+	} {
+		_, p := payloadOf(f, must(f)(protocol.AppendHandshakeAck(nil, &a)))
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		h, ok := fuzzHeader(protocol.FrameHandshakeAck, 0, 0, payload)
+		if !ok {
+			return
+		}
+		var a protocol.HandshakeAck
+		if err := protocol.ParseHandshakeAck(h, payload, &a); err != nil {
+			require.True(t, protocol.IsViolation(err), err)
+			return
+		}
+		h2, p2 := split(t, must(t)(protocol.AppendHandshakeAck(nil, &a)))
+		var again protocol.HandshakeAck
+		require.NoError(t, protocol.ParseHandshakeAck(h2, p2, &again))
+		assert.Equal(t, a, again)
+	})
+}
+
+func FuzzParseRequest(f *testing.F) {
+	for _, r := range []*protocol.Request{
+		{},
+		sampleRequest(f),
+		{OneWay: true, Service: 65535, Method: 65535, Body: []byte("b")},
+		{Compressed: true, CodecID: 1, OriginalLength: 100, Body: []byte{1, 2}, Metadata: md(f, "k", "v")},
+	} {
+		fl, p := payloadOf(f, must(f)(protocol.AppendRequest(nil, 1, r)))
+		f.Add(fl, p)
+	}
+	lim := protocol.DefaultLimits()
+	f.Fuzz(func(t *testing.T, flags uint16, payload []byte) {
+		h, ok := fuzzHeader(protocol.FrameRequest, flags, 1, payload)
+		if !ok {
+			return
+		}
+		var r protocol.Request
+		if err := protocol.ParseRequest(h, payload, lim, &r); err != nil {
+			require.True(t, protocol.IsViolation(err), err)
+			return
+		}
+		h2, p2 := split(t, must(t)(protocol.AppendRequest(nil, 1, &r)))
+		var again protocol.Request
+		require.NoError(t, protocol.ParseRequest(h2, p2, lim, &again))
+		assert.Equal(t, viewRequest(&r), viewRequest(&again))
+	})
+}
+
+func FuzzParseResponse(f *testing.F) {
+	for _, r := range []*protocol.Response{
+		{},
+		{Body: []byte("hello"), Metadata: md(f, "a", "1", "a", "2")},
+		{Compressed: true, CodecID: 7, OriginalLength: 1 << 20, Body: []byte{0}},
+	} {
+		fl, p := payloadOf(f, must(f)(protocol.AppendResponse(nil, 1, r)))
+		f.Add(fl, p)
+	}
+	lim := protocol.DefaultLimits()
+	f.Fuzz(func(t *testing.T, flags uint16, payload []byte) {
+		h, ok := fuzzHeader(protocol.FrameResponse, flags, 1, payload)
+		if !ok {
+			return
+		}
+		var r protocol.Response
+		if err := protocol.ParseResponse(h, payload, lim, &r); err != nil {
+			require.True(t, protocol.IsViolation(err), err)
+			return
+		}
+		h2, p2 := split(t, must(t)(protocol.AppendResponse(nil, 1, &r)))
+		var again protocol.Response
+		require.NoError(t, protocol.ParseResponse(h2, p2, lim, &again))
+		assert.Equal(t, viewResponse(&r), viewResponse(&again))
+	})
+}
+
+func FuzzParseError(f *testing.F) {
+	for _, e := range []*protocol.ErrorFrame{
+		{Code: protocol.CodeResourceExhausted, Message: "busy", Reason: "queue_full", RetryAfter: time.Second},
+		{Code: protocol.CodeInternal, Metadata: md(f, "k", "v")},
+	} {
+		fl, p := payloadOf(f, must(f)(protocol.AppendError(nil, 1, e)))
+		f.Add(fl, uint64(1), p)
+	}
+	lim := protocol.DefaultLimits()
+	f.Fuzz(func(t *testing.T, flags uint16, id uint64, payload []byte) {
+		h, ok := fuzzHeader(protocol.FrameError, flags, id, payload)
+		if !ok {
+			return
+		}
+		var e protocol.ErrorFrame
+		if err := protocol.ParseError(h, payload, lim, &e); err != nil {
+			require.True(t, protocol.IsViolation(err), err)
+			return
+		}
+		h2, p2 := split(t, must(t)(protocol.AppendError(nil, id, &e)))
+		assert.Equal(t, id, h2.ID)
+		var again protocol.ErrorFrame
+		require.NoError(t, protocol.ParseError(h2, p2, lim, &again))
+		assert.Equal(t, viewError(&e), viewError(&again))
+	})
+}
+
+func FuzzParseCancel(f *testing.F) {
+	f.Add([]byte{1})
+	f.Add([]byte{2})
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		h, ok := fuzzHeader(protocol.FrameCancel, 0, 5, payload)
+		if !ok {
+			return
+		}
+		reason, err := protocol.ParseCancel(h, payload)
+		if err != nil {
+			require.True(t, protocol.IsViolation(err), err)
+			return
+		}
+		h2, p2 := split(t, must(t)(protocol.AppendCancel(nil, 5, reason)))
+		again, err := protocol.ParseCancel(h2, p2)
+		require.NoError(t, err)
+		assert.Equal(t, reason, again)
+	})
+}
+
+func FuzzParseGoAway(f *testing.F) {
+	for _, g := range []*protocol.GoAway{{}, {LastID: 99, Code: protocol.CodeUnavailable, Message: "draining"}} {
+		_, p := payloadOf(f, must(f)(protocol.AppendGoAway(nil, g)))
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		h, ok := fuzzHeader(protocol.FrameGoAway, 0, 0, payload)
+		if !ok {
+			return
+		}
+		var g protocol.GoAway
+		if err := protocol.ParseGoAway(h, payload, &g); err != nil {
+			require.True(t, protocol.IsViolation(err), err)
+			return
+		}
+		h2, p2 := split(t, must(t)(protocol.AppendGoAway(nil, &g)))
+		var again protocol.GoAway
+		require.NoError(t, protocol.ParseGoAway(h2, p2, &again))
+		assert.Equal(t, g, again)
+	})
+}
+
+func FuzzParseMetadata(f *testing.F) {
+	f.Add([]byte{0})
+	f.Add(mdBlock("a", "1", "a", "2", "trace-id", "xyz"))
+	f.Add(append(mdBlock("k", ""), "trailing body"...))
+	lim := protocol.DefaultLimits()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m protocol.Metadata
+		n, err := protocol.ParseMetadata(data, lim, &m)
+		if err != nil {
+			require.True(t, protocol.IsViolation(err), err)
+			assert.Zero(t, m.Len())
+			return
+		}
+		require.LessOrEqual(t, n, len(data))
+		require.LessOrEqual(t, m.EncodedLen(), n)
+		es := make([]protocol.MetadataEntry, m.Len())
+		for i := range es {
+			k, v := m.At(i)
+			es[i] = protocol.MetadataEntry{Key: string(k), Value: v}
+		}
+		block, err := protocol.AppendMetadata(nil, es)
+		require.NoError(t, err)
+		var again protocol.Metadata
+		n2, err := protocol.ParseMetadata(block, lim, &again)
+		require.NoError(t, err)
+		assert.Equal(t, len(block), n2)
+		assert.Equal(t, entries(&m), entries(&again))
+	})
+}
+
+func FuzzReader(f *testing.F) {
+	s, _, _ := stream(f)
+	f.Add(s)
+	f.Add(must(f)(protocol.AppendHandshake(nil, &protocol.Handshake{Version: 1, MaxFrameSize: 4096})))
+	f.Add(must(f)(protocol.AppendError(nil, 0, &protocol.ErrorFrame{Code: protocol.CodeUnauthenticated})))
+	f.Add([]byte{})
+	lim := protocol.DefaultLimits()
+	lim.MaxFrameSize = protocol.MinFrameSize
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := protocol.NewReaderSize(bytes.NewReader(data), 16, lim)
+		consumed := 0
+		for {
+			h, p, err := r.ReadFrame()
+			if err != nil {
+				ok := err == io.EOF || err == io.ErrUnexpectedEOF || protocol.IsViolation(err)
+				require.True(t, ok, err)
+				if err == io.EOF {
+					assert.Equal(t, len(data), consumed)
+				}
+				return
+			}
+			require.Len(t, p, int(h.Length))
+			consumed += protocol.HeaderSize + len(p)
+			err = decode(data[consumed-len(p)-protocol.HeaderSize:consumed], lim)
+			if err != nil && !errors.Is(err, protocol.ErrUnsupportedVersion) {
+				require.True(t, protocol.IsViolation(err), err)
+			}
+		}
+	})
+}

@@ -1,0 +1,278 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/protocol"
+)
+
+// call is one request in flight: the per-call storage that holds its
+// admission permit and capacity reservation (so the immediate path
+// allocates neither), its context, and its buffers. Calls are pooled.
+type call struct {
+	c      *conn
+	id     uint64
+	m      *method
+	oneWay bool
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	permit   kernel.Permit
+	admitted bool // Capture succeeded: the permit must be released
+	res      kernel.Call
+
+	payload []byte           // the request payload, copied off the reader
+	req     protocol.Request // parsed from payload: Body and Metadata alias it
+	out     []byte           // response frame: header room, then the body
+}
+
+var callPool = sync.Pool{New: func() any { return new(call) }}
+
+// maxPooledBuffer keeps very large buffers out of the pool.
+const maxPooledBuffer = 64 << 10
+
+// onRequest handles a Request frame on the reader goroutine: parse,
+// capture, admit (without blocking), reserve, copy the payload, and hand
+// the call to its own goroutine. It returns an error only for a protocol
+// violation, which ends the connection; every other refusal is answered
+// on the call and the connection stays usable.
+func (c *conn) onRequest(h protocol.Header, payload []byte) error {
+	if err := c.ids.Accept(h.ID); err != nil {
+		return err
+	}
+	req := &c.req
+	if err := protocol.ParseRequest(h, payload, c.lim, req); err != nil {
+		return err
+	}
+	c.lastID.Store(h.ID)
+	s := c.s
+	switch {
+	case c.draining.Load():
+		c.refuse(h.ID, req.OneWay, protocol.ErrorFrame{Code: protocol.CodeUnavailable, Message: "server stopping"}, dropDraining)
+		return nil
+	case int(req.Service) >= len(s.methods) || int(req.Method) >= len(s.methods[req.Service]):
+		c.refuse(h.ID, req.OneWay, protocol.ErrorFrame{Code: protocol.CodeUnimplemented, Message: "unknown method"}, dropUnknown)
+		return nil
+	case req.Compressed:
+		c.refuse(h.ID, req.OneWay, protocol.ErrorFrame{Code: protocol.CodeUnimplemented, Message: "this server accepts no compressed bodies"}, dropUnknown)
+		return nil
+	}
+	m := &s.methods[req.Service][req.Method]
+
+	cl := callPool.Get().(*call)
+	cl.c, cl.id, cl.m, cl.oneWay = c, h.ID, m, req.OneWay
+	if req.HasBudget {
+		cl.ctx, cl.cancel = context.WithTimeout(c.ctx, req.Budget)
+	} else {
+		cl.ctx, cl.cancel = context.WithCancel(c.ctx)
+	}
+
+	// Capture once; this program decides admission, queueing and release.
+	queued := false
+	if s.kernel.Capture(&cl.permit) {
+		cl.admitted = true
+		kreq := kernel.Request{Method: m.id, OneWay: req.OneWay, Bytes: int64(len(payload)), Conn: c.id, Identity: c.peer.Identity}
+		if req.Metadata.Len() > 0 {
+			kreq.Metadata = metadataView{&req.Metadata}
+		}
+		switch err := cl.permit.Start(cl.ctx, kreq); {
+		case err == nil:
+		case errors.Is(err, kernel.ErrQueued):
+			queued = true
+		default:
+			f, drop := admissionRefusal(&cl.permit, err)
+			cl.release()
+			c.refuse(h.ID, req.OneWay, f, drop)
+			return nil
+		}
+	}
+	if !queued {
+		if ok, level := cl.res.Reserve(c.caps, s.calls); !ok {
+			cl.release()
+			c.refuse(h.ID, req.OneWay, capacityRefusal(level), dropCapacity)
+			return nil
+		}
+	}
+
+	// The call leaves the reader: it keeps its own copy of the payload (a
+	// queued call keeps it charged to MaxQueuedBytes).
+	cl.payload = append(cl.payload[:0], payload...)
+	if err := protocol.ParseRequest(h, cl.payload, c.lim, &cl.req); err != nil {
+		panic("server: a request that parsed once does not parse again: " + err.Error())
+	}
+	if req.Cancellable {
+		c.mu.Lock()
+		c.calls[h.ID] = cl
+		c.mu.Unlock()
+	}
+	c.active.Add(1)
+	c.inflight.Add(1)
+	s.stats.calls.Add(1)
+	go cl.run(queued)
+	return nil
+}
+
+// run is the call's goroutine: the rest of admission for a queued call,
+// reserve, decode, activate, the handler, the answer and the release.
+func (cl *call) run(queued bool) {
+	defer cl.finish()
+	c, s := cl.c, cl.c.s
+	if queued {
+		if err := cl.permit.Wait(cl.ctx); err != nil {
+			f, drop := admissionRefusal(&cl.permit, err)
+			if f.Code == protocol.CodeCanceled || f.Code == protocol.CodeDeadlineExceeded {
+				f = cl.contextFrame()
+			}
+			c.refuse(cl.id, cl.oneWay, f, drop)
+			return
+		}
+		if ok, level := cl.res.Reserve(c.caps, s.calls); !ok {
+			c.refuse(cl.id, cl.oneWay, capacityRefusal(level), dropCapacity)
+			return
+		}
+	}
+	// Decode: bodies are not compressed yet (the codecs add decompression
+	// here, after the reservation and before activation).
+	if !cl.res.Activate() {
+		return
+	}
+	cl.out = append(cl.out[:0], make([]byte, protocol.HeaderSize)...)
+	out, err := cl.invoke()
+	if cl.oneWay {
+		if err != nil {
+			s.stats.oneWayErrors.Add(1)
+		}
+		return
+	}
+	if err == nil && cl.ctx.Err() != nil {
+		err = cl.ctx.Err()
+	}
+	if err != nil {
+		f := errorFrameOf(err)
+		var pe *panicError
+		switch {
+		case errors.As(err, &pe):
+			f = pe.f
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			f = cl.contextFrame()
+		}
+		c.writeError(cl.id, &f)
+		return
+	}
+	body := len(out) - protocol.HeaderSize
+	if uint64(body) > uint64(c.peerMax) {
+		f := protocol.ErrorFrame{Code: protocol.CodeResourceExhausted, Message: "the response exceeds the client's maximum frame size"}
+		c.writeError(cl.id, &f)
+		return
+	}
+	protocol.AppendHeader(out[:0], protocol.Header{Type: protocol.FrameResponse, Length: uint32(body), ID: cl.id})
+	cl.out = out
+	_ = c.w.Write(out)
+}
+
+// invoke runs the handler, turning a panic into an Internal error.
+func (cl *call) invoke() (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			cl.c.s.stats.panics.Add(1)
+			f := panicFrame(r)
+			out, err = cl.out, &panicError{f}
+		}
+	}()
+	return cl.m.invoke(cl.ctx, cl.req.Body, cl.out)
+}
+
+// contextFrame is the answer to a call whose context ended: Canceled
+// after a Cancel frame or a closed connection, DeadlineExceeded when the
+// budget ran out.
+func (cl *call) contextFrame() protocol.ErrorFrame {
+	if errors.Is(cl.ctx.Err(), context.DeadlineExceeded) {
+		return protocol.ErrorFrame{Code: protocol.CodeDeadlineExceeded, Message: "the call's time budget ran out"}
+	}
+	return protocol.ErrorFrame{Code: protocol.CodeCanceled, Message: "call cancelled"}
+}
+
+// finish releases everything the call holds, exactly once, and returns it
+// to the pool.
+func (cl *call) finish() {
+	c := cl.c
+	c.mu.Lock()
+	if c.calls[cl.id] == cl {
+		delete(c.calls, cl.id)
+	}
+	c.mu.Unlock()
+	cl.release()
+	c.callDone()
+	cl.recycle()
+}
+
+// release gives back the permit and the capacity reservation and ends the
+// call's context; each at most once.
+func (cl *call) release() {
+	if cl.admitted {
+		cl.permit.Release()
+		cl.admitted = false
+	}
+	cl.res.Release()
+	cl.cancel()
+}
+
+func (cl *call) recycle() {
+	cl.res.Reset()
+	cl.c, cl.m, cl.ctx, cl.cancel = nil, nil, nil, nil
+	cl.req = protocol.Request{Metadata: cl.req.Metadata}
+	cl.req.Metadata.Reset()
+	if cap(cl.payload) > maxPooledBuffer {
+		cl.payload = nil
+	}
+	if cap(cl.out) > maxPooledBuffer {
+		cl.out = nil
+	}
+	callPool.Put(cl)
+}
+
+// panicError carries the Internal frame of a handler panic.
+type panicError struct{ f protocol.ErrorFrame }
+
+func (e *panicError) Error() string { return e.f.Message }
+
+// refuse answers a call that will not run: an Error frame, or for a
+// one-way call a counted drop.
+func (c *conn) refuse(id uint64, oneWay bool, f protocol.ErrorFrame, drop dropReason) {
+	c.s.stats.refused(f, drop)
+	if oneWay {
+		c.s.stats.oneWayDropped.Add(1)
+		return
+	}
+	c.writeError(id, &f)
+}
+
+// writeError writes an Error frame for call id.
+func (c *conn) writeError(id uint64, f *protocol.ErrorFrame) {
+	buf := errorBufs.Get().(*[]byte)
+	frame, err := protocol.AppendError((*buf)[:0], id, f)
+	if err != nil {
+		// Only an invalid reason could do this: send it without.
+		f2 := *f
+		f2.Reason = ""
+		frame, _ = protocol.AppendError((*buf)[:0], id, &f2)
+	}
+	_ = c.w.Write(frame)
+	*buf = frame
+	errorBufs.Put(buf)
+}
+
+var errorBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+// metadataView adapts the request's metadata to kernel.Metadata for
+// partition selectors; it is used only while the reader admits the call.
+type metadataView struct{ m *protocol.Metadata }
+
+func (v metadataView) Get(key string) (string, bool) {
+	b, ok := v.m.Get(key)
+	return string(b), ok
+}

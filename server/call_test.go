@@ -1,0 +1,157 @@
+package server_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/server"
+)
+
+// requireLedgerZero waits until every call the server ran has given back
+// its reservation and permit, and checks that nothing is queued.
+func requireLedgerZero(t *testing.T, s *testServer) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		st := s.Stats()
+		return st.ServerCalls.Active == 0 && st.ServerCalls.Reserved == 0 && st.Admission.QueuedCalls == 0
+	}, 10*time.Second, time.Millisecond, "calls still hold capacity: %+v", s.Stats().ServerCalls)
+	st := s.Stats()
+	for _, sc := range st.Admission.Scopes {
+		assert.Zero(t, sc.InUse, "scope %s still holds units", sc.Name)
+	}
+	assert.Zero(t, st.Admission.DoubleReleases)
+}
+
+func TestUnaryCalls(t *testing.T) {
+	s := startServer(t, server.Options{})
+	c := dialRaw(t, s.addr)
+
+	r := c.call("echo", "Say", []byte("hello"))
+	require.Nil(t, r.err)
+	assert.Equal(t, "hello", string(r.body))
+
+	r = c.call("echo", "Say", nil)
+	require.Nil(t, r.err)
+	assert.Empty(t, r.body)
+
+	r = c.call("typed", "Echo", []byte(`{"text":"ada"}`))
+	require.Nil(t, r.err)
+	assert.JSONEq(t, `{"text":"ada","n":3}`, string(r.body))
+
+	r = c.call("typed", "Echo", []byte(`{"text":`))
+	require.NotNil(t, r.err)
+	assert.Equal(t, protocol.CodeInvalidArgument, r.err.Code)
+
+	r = c.call("echo", "Fail", nil)
+	require.NotNil(t, r.err)
+	assert.Equal(t, protocol.CodeNotFound, r.err.Code)
+	assert.Equal(t, "no such thing", r.err.Message)
+
+	r = c.call("echo", "Plain", nil)
+	require.NotNil(t, r.err)
+	assert.Equal(t, protocol.CodeUnknown, r.err.Code)
+	assert.Equal(t, "plain failure", r.err.Message)
+
+	r = c.call("echo", "Panic", nil)
+	require.NotNil(t, r.err)
+	assert.Equal(t, protocol.CodeInternal, r.err.Code)
+	assert.Contains(t, r.err.Message, "boom")
+
+	// The connection is still usable after every kind of failure.
+	r = c.call("echo", "Say", []byte("still here"))
+	require.Nil(t, r.err)
+	assert.Equal(t, "still here", string(r.body))
+	assert.Equal(t, uint64(1), s.Stats().HandlerPanics)
+	requireLedgerZero(t, s)
+}
+
+func TestUnknownMethodAndCompressedBody(t *testing.T) {
+	s := startServer(t, server.Options{})
+	c := dialRaw(t, s.addr)
+	c.nextID++
+	frame, err := protocol.AppendRequest(nil, c.nextID, &protocol.Request{Service: 99, Method: 0})
+	require.NoError(t, err)
+	c.write(frame)
+	r := c.next()
+	require.NotNil(t, r.err)
+	assert.Equal(t, protocol.CodeUnimplemented, r.err.Code)
+
+	id := c.send("echo", "Say", []byte{1, 2, 3}, func(r *protocol.Request) {
+		r.Compressed, r.CodecID, r.OriginalLength = true, 1, 10
+	})
+	r = c.next()
+	assert.Equal(t, id, r.id)
+	require.NotNil(t, r.err)
+	assert.Equal(t, protocol.CodeUnimplemented, r.err.Code)
+	assert.Equal(t, "hi", string(c.call("echo", "Say", []byte("hi")).body))
+}
+
+func TestOneWayCalls(t *testing.T) {
+	s := startServer(t, server.Options{})
+	c := dialRaw(t, s.addr)
+	c.send("echo", "OneWay", []byte("fire"), func(r *protocol.Request) { r.OneWay, r.Cancellable = true, false })
+	select {
+	case got := <-s.mux.oneWay:
+		assert.Equal(t, "fire", string(got))
+	case <-time.After(10 * time.Second):
+		t.Fatal("the one-way handler did not run")
+	}
+	// No answer to a one-way call: the next frame answers the next call.
+	r := c.call("echo", "Say", []byte("after"))
+	assert.Equal(t, "after", string(r.body))
+	requireLedgerZero(t, s)
+}
+
+func TestConcurrentCallsOnOneConnection(t *testing.T) {
+	s := startServer(t, server.Options{})
+	c := dialRaw(t, s.addr)
+	const n = 200
+	want := map[uint64]string{}
+	for i := range n {
+		body := []byte{byte(i), byte(i >> 8)}
+		want[c.send("echo", "Say", body, nil)] = string(body)
+	}
+	for range n {
+		r := c.next()
+		require.Nil(t, r.err)
+		assert.Equal(t, want[r.id], string(r.body), "call %d", r.id)
+		delete(want, r.id)
+	}
+	assert.Empty(t, want)
+	requireLedgerZero(t, s)
+}
+
+func TestCancelEndsTheHandlersContext(t *testing.T) {
+	s := startServer(t, server.Options{})
+	c := dialRaw(t, s.addr)
+	id := c.send("echo", "Hold", nil, nil)
+	<-s.mux.entered
+	frame, err := protocol.AppendCancel(nil, id, protocol.CancelCaller)
+	require.NoError(t, err)
+	c.write(frame)
+	assert.ErrorIs(t, <-s.mux.ctxErr, context.Canceled)
+	r := c.next()
+	assert.Equal(t, id, r.id)
+	require.NotNil(t, r.err)
+	assert.Equal(t, protocol.CodeCanceled, r.err.Code)
+	assert.Equal(t, uint64(1), s.Stats().Cancels)
+	requireLedgerZero(t, s)
+}
+
+func TestBudgetBecomesTheHandlersDeadline(t *testing.T) {
+	s := startServer(t, server.Options{})
+	c := dialRaw(t, s.addr)
+	id := c.send("echo", "Hold", nil, func(r *protocol.Request) { r.HasBudget, r.Budget = true, 50*time.Millisecond })
+	<-s.mux.entered
+	assert.ErrorIs(t, <-s.mux.ctxErr, context.DeadlineExceeded)
+	r := c.next()
+	assert.Equal(t, id, r.id)
+	require.NotNil(t, r.err)
+	assert.Equal(t, protocol.CodeDeadlineExceeded, r.err.Code)
+	requireLedgerZero(t, s)
+}

@@ -1,0 +1,350 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/protocol/status"
+	"github.com/sluicerpc/sluice/server/internal/conngate"
+)
+
+// conn is one accepted connection. Its goroutine (serve) owns the reader
+// side: the handshake, then reading and dispatching frames. Calls run on
+// goroutines of their own and write through the coalescing writer.
+type conn struct {
+	s    *Server
+	nc   net.Conn
+	slot conngate.Slot
+	id   uint64
+
+	ctx    context.Context // cancelled when the connection ends
+	cancel context.CancelCauseFunc
+	peer   Peer
+
+	rd      *protocol.Reader
+	w       *protocol.Writer
+	lim     protocol.Limits // what this server accepts
+	peerMax uint32          // the largest payload the client accepts
+	caps    *kernel.CallCapacity
+
+	// Reader-goroutine state.
+	ids  protocol.IDSequence
+	req  protocol.Request
+	wbuf []byte
+
+	mu    sync.Mutex
+	calls map[uint64]*call // calls the client may cancel
+
+	inflight   sync.WaitGroup
+	active     atomic.Int64  // calls in flight
+	frames     atomic.Uint64 // every frame received (liveness)
+	callFrame  atomic.Uint64 // Request and Cancel frames received (activity)
+	lastID     atomic.Uint64 // last accepted request id
+	ready      atomic.Bool   // the handshake is done and w exists
+	draining   atomic.Bool
+	goAwayOnce sync.Once
+	goAwayMsg  atomic.Pointer[string]
+	endOnce    sync.Once
+	ticker     *time.Timer
+}
+
+// init prepares an admitted connection; the accept loop calls it before
+// starting serve, so that Stop and Close can reach the connection at once.
+func (c *conn) init() {
+	c.id = c.s.nextConnID.Add(1)
+	c.peer.RemoteAddr = c.nc.RemoteAddr()
+	ctx, cancel := context.WithCancelCause(c.s.ctx)
+	c.ctx, c.cancel = context.WithValue(ctx, peerKey{}, &c.peer), cancel
+}
+
+// Peer describes the client of a call, for handlers: PeerFromContext.
+type Peer struct {
+	// Identity is what the Authenticator returned ("" without one).
+	Identity   string
+	RemoteAddr net.Addr
+	// TLS is the connection's TLS state, nil without TLS.
+	TLS *tls.ConnectionState
+}
+
+type peerKey struct{}
+
+// PeerFromContext returns the client of the call whose context ctx is (or
+// derives from).
+func PeerFromContext(ctx context.Context) (*Peer, bool) {
+	p, ok := ctx.Value(peerKey{}).(*Peer)
+	return p, ok
+}
+
+// serve runs the connection: handshake, then the read loop; when it ends,
+// it waits for the calls of a draining connection, flushes and closes.
+func (c *conn) serve() {
+	defer c.s.unregister(c)
+	defer c.slot.Release()
+	defer c.cancel(errConnClosed)
+
+	if !c.handshake() {
+		c.s.stats.handshakeFailures.Add(1)
+		_ = c.nc.Close()
+		return
+	}
+	c.slot.HandshakeDone()
+	c.caps = c.s.connCaps.Open()
+	defer c.s.connCaps.Close(c.caps)
+	c.calls = make(map[uint64]*call)
+	c.w = protocol.NewWriter(c.nc, c.s.o.WriteBufferSize)
+	c.ready.Store(true)
+	if c.draining.Load() {
+		c.goAway() // Stop came during the handshake
+	}
+	c.startTicker()
+
+	err := c.readLoop()
+	c.stopTicker()
+	if err != nil {
+		// The client left, broke the protocol, or the connection was
+		// closed under us: nobody will read responses, end the calls.
+		c.cancel(err)
+	}
+	if !c.s.isClosed() {
+		// Close does not wait for handlers; every other end does,
+		// so that their responses are flushed before the close.
+		c.inflight.Wait()
+	}
+	c.end()
+}
+
+// errConnClosed is the cause of a connection's context once it is done.
+var errConnClosed = errors.New("server: connection closed")
+
+// handshake runs TLS, reads the client's Handshake, authenticates it and
+// answers with the HandshakeAck, all within the handshake timeout. It
+// reports whether the connection may carry calls.
+func (c *conn) handshake() bool {
+	deadline := time.Now().Add(c.s.o.HandshakeTimeout)
+	_ = c.nc.SetDeadline(deadline)
+	ctx, cancel := context.WithDeadline(c.ctx, deadline)
+	defer cancel()
+	if cfg := c.s.o.TLS; cfg != nil {
+		tc := tls.Server(c.nc, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.s.o.Logger.Debug("TLS handshake failed", "remote", c.peer.RemoteAddr, "error", err)
+			return false
+		}
+		st := tc.ConnectionState()
+		c.nc, c.peer.TLS = tc, &st
+	}
+	c.lim = c.s.o.limits
+	c.rd = protocol.NewReader(c.nc, c.lim)
+	h, payload, err := c.rd.ReadFrame()
+	if err != nil {
+		c.failHandshake(err)
+		return false
+	}
+	if h.Type != protocol.FrameHandshake {
+		c.failHandshake(&protocol.ProtocolError{Reason: "the first frame is " + h.Type.String() + ", not Handshake"})
+		return false
+	}
+	var hs protocol.Handshake
+	if err := protocol.ParseHandshake(h, payload, c.lim, &hs); err != nil {
+		if errors.Is(err, protocol.ErrUnsupportedVersion) {
+			c.sendConnError(protocol.CodeFailedPrecondition, "unsupported protocol version")
+			return false
+		}
+		c.failHandshake(err)
+		return false
+	}
+	c.peerMax = hs.MaxFrameSize
+	if a := c.s.o.Authenticator; a != nil {
+		id, err := authenticate(ctx, a, AuthInfo{Payload: hs.Auth, TLS: c.peer.TLS, RemoteAddr: c.peer.RemoteAddr})
+		if err != nil {
+			c.s.stats.authFailures.Add(1)
+			f := protocol.ErrorFrame{Code: protocol.CodeUnauthenticated, Message: clip(err.Error())}
+			if e, ok := status.FromError(err); ok && e.Code == protocol.CodePermissionDenied {
+				f.Code = protocol.CodePermissionDenied
+			}
+			c.sendConnError(f.Code, f.Message)
+			return false
+		}
+		c.peer.Identity = id
+	}
+	if _, err := c.nc.Write(c.s.ack); err != nil {
+		return false
+	}
+	_ = c.nc.SetDeadline(time.Time{})
+	return true
+}
+
+// authenticate runs the authenticator, turning a panic into an error.
+func authenticate(ctx context.Context, a Authenticator, info AuthInfo) (id string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = status.Errorf(protocol.CodeUnauthenticated, "authenticator panic: %v", r)
+		}
+	}()
+	return a.Authenticate(ctx, info)
+}
+
+// failHandshake answers a broken handshake: a violation gets a connection
+// Error before the close; an I/O error or timeout just the close.
+func (c *conn) failHandshake(err error) {
+	if protocol.IsViolation(err) {
+		c.s.stats.violations.Add(1)
+		c.sendConnError(protocol.CodeInternal, "protocol violation: "+err.Error())
+	}
+}
+
+// sendConnError writes a connection-level Error frame (id 0) directly,
+// before the writer exists or after it stopped; best effort.
+func (c *conn) sendConnError(code protocol.Code, msg string) {
+	frame, err := protocol.AppendError(nil, 0, &protocol.ErrorFrame{Code: code, Message: clip(msg)})
+	if err != nil {
+		return
+	}
+	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = c.nc.Write(frame)
+}
+
+// readLoop reads and dispatches frames until the connection ends. It
+// returns nil when the connection ended by design (drain, idle, Close) and
+// the reason otherwise.
+func (c *conn) readLoop() error {
+	for {
+		h, payload, err := c.rd.ReadFrame()
+		if err != nil {
+			if protocol.IsViolation(err) {
+				c.violation(err)
+			}
+			if c.draining.Load() || c.s.isClosing() {
+				return nil
+			}
+			return err
+		}
+		c.frames.Add(1)
+		switch h.Type {
+		case protocol.FrameRequest:
+			c.callFrame.Add(1)
+			if err := c.onRequest(h, payload); err != nil {
+				c.violation(err)
+				return err
+			}
+		case protocol.FrameCancel:
+			c.callFrame.Add(1)
+			reason, err := protocol.ParseCancel(h, payload)
+			if err != nil {
+				c.violation(err)
+				return err
+			}
+			c.onCancel(h.ID, reason)
+		case protocol.FramePing:
+			data, err := protocol.ParsePing(h, payload)
+			if err != nil {
+				c.violation(err)
+				return err
+			}
+			c.wbuf = protocol.AppendPong(c.wbuf[:0], data)
+			_ = c.w.Write(c.wbuf)
+		case protocol.FramePong:
+			// Counted in frames: the client is alive.
+		case protocol.FrameGoAway:
+			var g protocol.GoAway
+			if err := protocol.ParseGoAway(h, payload, &g); err != nil {
+				c.violation(err)
+				return err
+			}
+			// The client sends nothing new; answers to its calls in
+			// flight still go out, then it closes.
+		default:
+			err := &protocol.ProtocolError{Reason: "a client sent a " + h.Type.String() + " frame"}
+			c.violation(err)
+			return err
+		}
+	}
+}
+
+// violation answers a protocol violation with a connection Error and
+// closes the connection; the stream is never resynchronized.
+func (c *conn) violation(err error) {
+	c.s.stats.violations.Add(1)
+	f, ferr := protocol.AppendError(nil, 0, &protocol.ErrorFrame{Code: protocol.CodeInternal, Message: clip("protocol violation: " + err.Error())})
+	if ferr == nil {
+		_ = c.w.Write(f)
+	}
+	c.s.o.Logger.Debug("protocol violation", "remote", c.peer.RemoteAddr, "error", err)
+}
+
+// onCancel cancels the call id if it is still in flight and cancellable.
+// It holds c.mu while cancelling, so the call cannot finish and be reused
+// for another request meanwhile.
+func (c *conn) onCancel(id uint64, reason protocol.CancelReason) {
+	c.mu.Lock()
+	if cl := c.calls[id]; cl != nil {
+		cl.cancel()
+		c.s.stats.cancels.Add(1)
+	}
+	c.mu.Unlock()
+	_ = reason // both reasons end the call the same way
+}
+
+// drain starts a graceful end: a GoAway with the last accepted id, new
+// requests answered Unavailable, and the close once no call is in flight.
+// A connection still in its handshake gets the GoAway right after it.
+func (c *conn) drain() { c.drainWith("server stopping") }
+
+// drainWith drains with msg in the GoAway.
+func (c *conn) drainWith(msg string) {
+	c.goAwayMsg.CompareAndSwap(nil, &msg)
+	c.draining.Store(true)
+	if c.ready.Load() {
+		c.goAway()
+	}
+}
+
+// goAway sends the GoAway, once, and ends the connection if no call is in
+// flight (otherwise the last call to end does).
+func (c *conn) goAway() {
+	c.goAwayOnce.Do(func() {
+		msg := "server stopping"
+		if m := c.goAwayMsg.Load(); m != nil {
+			msg = *m
+		}
+		if f, err := protocol.AppendGoAway(nil, &protocol.GoAway{LastID: c.lastID.Load(), Code: protocol.CodeOK, Message: msg}); err == nil {
+			_ = c.w.Write(f)
+		}
+		if c.active.Load() == 0 {
+			c.end()
+		}
+	})
+}
+
+// callDone is called by every call as it ends.
+func (c *conn) callDone() {
+	if c.active.Add(-1) == 0 && c.draining.Load() {
+		c.goAway() // sent already, or now: then the close
+		c.end()
+	}
+	c.inflight.Done()
+}
+
+// end flushes what is pending and closes the connection, once; the read
+// loop then returns. Only called once the writer exists.
+func (c *conn) end() {
+	c.endOnce.Do(func() {
+		_ = c.w.Close()
+		_ = c.nc.Close()
+	})
+}
+
+// close ends the connection at once (Server.Close): calls see cause, and
+// serve ends the connection without waiting for them.
+func (c *conn) close(cause error) {
+	c.draining.Store(true)
+	c.cancel(cause)
+	_ = c.nc.Close()
+}

@@ -1,0 +1,174 @@
+package server
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/server/internal/conngate"
+	"github.com/sluicerpc/sluice/spi"
+)
+
+// Options configure a Server. The zero value of each field selects its
+// default.
+type Options struct {
+	// TLS, when not nil, makes the server speak TLS on every accepted
+	// connection. Set ClientAuth and ClientCAs for client certificates.
+	TLS *tls.Config
+
+	// Authenticator turns the handshake's authentication payload (and
+	// the TLS state) into an identity; nil accepts every client with an
+	// empty identity.
+	Authenticator Authenticator
+
+	// Connections bounds live connections and connections still in
+	// handshake (defaults 1024 and 64); changeable with
+	// SetConnectionLimits.
+	Connections ConnectionLimits
+
+	// Calls bounds calls per connection and per server (active plus
+	// reserved); changeable with SetCallCapacity. Zero fields mean
+	// kernel.MaxCallCapacity.
+	Calls CallCapacity
+
+	// Limits are the protocol limits the server accepts (frame size,
+	// metadata); protocol.DefaultLimits() by default.
+	Limits *protocol.Limits
+
+	// HandshakeTimeout bounds TLS plus the protocol handshake plus
+	// authentication (default 10s).
+	HandshakeTimeout time.Duration
+
+	// KeepaliveInterval: when nothing arrived on a connection for this
+	// long the server sends a Ping, and closes the connection when
+	// nothing arrives for another interval (default 30s; negative
+	// disables keepalive).
+	KeepaliveInterval time.Duration
+
+	// IdleTimeout closes, with a GoAway, a connection that had no call in
+	// flight and received no frame for this long (default 5 min;
+	// negative disables).
+	IdleTimeout time.Duration
+
+	// WriteBufferSize bounds the frames pending on a connection before a
+	// responder blocks (protocol.DefaultWriteBufferSize by default).
+	WriteBufferSize int
+
+	// Clock is the admission kernel's clock; nil means
+	// spi.NewMonotonicClock().
+	Clock spi.Clock
+
+	// Registry resolves limiter kinds named in admission options; nil
+	// means spi.DefaultRegistry.
+	Registry *spi.Registry
+
+	// Logger receives connection-level events; nil discards them.
+	Logger *slog.Logger
+}
+
+// ConnectionLimits bound connections: MaxConnections live accepted
+// connections (default 1024), MaxHandshakes of them still in handshake
+// (default 64; at most MaxConnections). Over either bound a connection is
+// closed right after Accept, with no goroutine started for it.
+type ConnectionLimits struct {
+	MaxConnections int
+	MaxHandshakes  int
+}
+
+// CallCapacity bounds active plus reserved calls per connection and per
+// server. Zero means kernel.MaxCallCapacity.
+type CallCapacity struct {
+	PerConnection int
+	PerServer     int
+}
+
+const (
+	defaultHandshakeTimeout  = 10 * time.Second
+	defaultKeepaliveInterval = 30 * time.Second
+	defaultIdleTimeout       = 5 * time.Minute
+)
+
+// resolved are Options with every default applied and validated.
+type resolved struct {
+	Options
+	limits protocol.Limits
+	gate   conngate.Limits
+}
+
+func (o Options) resolve() (resolved, error) {
+	r := resolved{Options: o}
+	if o.Limits != nil {
+		r.limits = *o.Limits
+	} else {
+		r.limits = protocol.DefaultLimits()
+	}
+	if err := r.limits.Validate(); err != nil {
+		return r, fmt.Errorf("server: Options.Limits: %w", err)
+	}
+	var err error
+	if r.gate, err = o.Connections.gateLimits(); err != nil {
+		return r, err
+	}
+	if err := o.Calls.validate(); err != nil {
+		return r, err
+	}
+	if r.HandshakeTimeout == 0 {
+		r.HandshakeTimeout = defaultHandshakeTimeout
+	}
+	if r.HandshakeTimeout < 0 {
+		return r, errors.New("server: Options.HandshakeTimeout must not be negative")
+	}
+	if r.KeepaliveInterval == 0 {
+		r.KeepaliveInterval = defaultKeepaliveInterval
+	}
+	if r.IdleTimeout == 0 {
+		r.IdleTimeout = defaultIdleTimeout
+	}
+	if r.WriteBufferSize < 0 {
+		return r, errors.New("server: Options.WriteBufferSize must not be negative")
+	}
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.DiscardHandler)
+	}
+	return r, nil
+}
+
+func (l ConnectionLimits) gateLimits() (conngate.Limits, error) {
+	g := conngate.DefaultLimits()
+	if l.MaxConnections != 0 {
+		g.MaxConnections = l.MaxConnections
+		if l.MaxHandshakes == 0 && g.MaxHandshakes > g.MaxConnections {
+			g.MaxHandshakes = g.MaxConnections
+		}
+	}
+	if l.MaxHandshakes != 0 {
+		g.MaxHandshakes = l.MaxHandshakes
+	}
+	if err := g.Validate(); err != nil {
+		return g, fmt.Errorf("server: connection limits: %w", err)
+	}
+	return g, nil
+}
+
+func (c CallCapacity) validate() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"PerConnection", c.PerConnection}, {"PerServer", c.PerServer}} {
+		if f.v < 0 || f.v > kernel.MaxCallCapacity {
+			return fmt.Errorf("server: CallCapacity.%s must be in [0, %d], got %d", f.name, kernel.MaxCallCapacity, f.v)
+		}
+	}
+	return nil
+}
+
+func capacityOrMax(n int) int {
+	if n == 0 {
+		return kernel.MaxCallCapacity
+	}
+	return n
+}

@@ -1,0 +1,288 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/server/internal/conngate"
+)
+
+// Server serves the methods of a Mux on any number of listeners.
+//
+// Its admission policy (Admission) and its bounds (SetConnectionLimits,
+// SetCallCapacity) change at runtime without cancelling running calls.
+// Stop shuts down gracefully, Close at once.
+type Server struct {
+	o       resolved
+	methods [][]method // by service id, then method id
+	ack     []byte     // the encoded HandshakeAck frame, the same for every client
+
+	kernel   *kernel.Kernel
+	gate     *conngate.Gate
+	calls    *kernel.CallCapacity // per server
+	connCaps *kernel.ConnCapacities
+
+	ctx    context.Context // cancelled by Close: ends every call
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	draining  bool
+	closed    bool
+	connWG    sync.WaitGroup // one per connection goroutine
+
+	nextConnID atomic.Uint64
+	stats      counters
+}
+
+// method is one registered method, resolved for the request path.
+type method struct {
+	id     kernel.MethodID
+	full   string
+	invoke invoker
+}
+
+// New builds a server for the methods registered on mux. mux must not be
+// changed afterwards.
+func New(mux *Mux, o Options) (*Server, error) {
+	r, err := o.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if mux == nil || len(mux.services) == 0 {
+		return nil, errors.New("server: the Mux has no method")
+	}
+	mux.frozen = true
+
+	var cat kernel.CatalogBuilder
+	s := &Server{o: r, listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}}
+	ack := protocol.HandshakeAck{
+		Version:            protocol.Version,
+		Capabilities:       protocol.CapCancel | protocol.CapOneWay | protocol.CapKeepalive,
+		MaxFrameSize:       r.limits.MaxFrameSize,
+		MaxMetadataBytes:   r.limits.MaxMetadataBytes,
+		MaxConcurrentCalls: uint32(r.Calls.PerConnection),
+	}
+	if r.KeepaliveInterval > 0 {
+		ack.KeepaliveInterval = r.KeepaliveInterval
+	}
+	for _, svc := range mux.services {
+		info := protocol.ServiceInfo{Name: svc.name}
+		var ms []method
+		for _, m := range svc.methods {
+			id, err := cat.Add(svc.name, m.name)
+			if err != nil {
+				return nil, err
+			}
+			info.Methods = append(info.Methods, m.name)
+			ms = append(ms, method{id: id, full: svc.name + "/" + m.name, invoke: m.invoke})
+		}
+		ack.Services = append(ack.Services, info)
+		s.methods = append(s.methods, ms)
+	}
+	if s.ack, err = protocol.AppendHandshakeAck(nil, &ack); err != nil {
+		return nil, err
+	}
+	if s.kernel, err = kernel.New(kernel.Config{Catalog: cat.Build(), Clock: r.Clock, Registry: r.Registry}); err != nil {
+		return nil, err
+	}
+	if s.gate, err = conngate.New(r.gate); err != nil {
+		return nil, err
+	}
+	s.calls = kernel.NewCallCapacity(capacityOrMax(r.Calls.PerServer))
+	s.connCaps = kernel.NewConnCapacities(capacityOrMax(r.Calls.PerConnection))
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Admission returns the server's admission kernel: Enable, Update, Disable
+// its policy at runtime. Method names in its options are
+// "service/method". Stop seals it.
+func (s *Server) Admission() *kernel.Kernel { return s.kernel }
+
+// SetConnectionLimits changes the connection bounds live. Lowering them
+// closes nothing: connections over the new bounds are refused until the
+// counts are under them.
+func (s *Server) SetConnectionLimits(l ConnectionLimits) error {
+	g, err := l.gateLimits()
+	if err != nil {
+		return err
+	}
+	return s.gate.SetLimits(g)
+}
+
+// SetCallCapacity changes the call capacity live, per connection (every
+// live connection and new ones) and per server. Lowering it cancels
+// nothing: new calls are refused with ResourceExhausted (reason
+// "call_capacity") until the active and reserved calls are under the new
+// bound.
+func (s *Server) SetCallCapacity(c CallCapacity) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	s.connCaps.SetCapacity(capacityOrMax(c.PerConnection))
+	s.calls.SetCapacity(capacityOrMax(c.PerServer))
+	return nil
+}
+
+// Serve accepts connections on l until Stop or Close (then it returns
+// ErrServerClosed) or until Accept fails permanently (then it returns that
+// error). Connections over the connection bounds are closed in the accept
+// loop itself, before any goroutine or buffer exists for them.
+func (s *Server) Serve(l net.Listener) error {
+	if !s.track(l) {
+		_ = l.Close()
+		return ErrServerClosed
+	}
+	defer s.untrack(l)
+	var backoff time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		c := &conn{s: s, nc: nc}
+		if reason := c.slot.Admit(s.gate); reason != conngate.ReasonNone {
+			s.stats.refusedConn(reason)
+			_ = nc.Close()
+			continue
+		}
+		c.init()
+		if !s.register(c) {
+			c.slot.Release()
+			_ = nc.Close()
+			continue
+		}
+		go c.serve()
+	}
+}
+
+func (s *Server) track(l net.Listener) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining || s.closed {
+		return false
+	}
+	s.listeners[l] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(l net.Listener) {
+	s.mu.Lock()
+	delete(s.listeners, l)
+	s.mu.Unlock()
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.draining || s.closed
+}
+
+// register adds c to the live connections unless the server is stopping.
+func (s *Server) register(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining || s.closed {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.connWG.Add(1)
+	return true
+}
+
+func (s *Server) unregister(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.connWG.Done()
+}
+
+// Stop shuts the server down gracefully: it stops accepting, seals
+// admission (queued requests end with Unavailable, new requests are
+// answered Unavailable), sends GoAway with the last accepted request id on
+// every connection, lets the calls in flight finish, and closes the
+// connections. If ctx ends first, Stop closes everything as Close does and
+// returns ctx's error. Stop may be called more than once.
+func (s *Server) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.draining {
+		s.draining = true
+		for l := range s.listeners {
+			_ = l.Close()
+		}
+	}
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+
+	s.kernel.Seal()
+	for _, c := range conns {
+		c.drain()
+	}
+	done := make(chan struct{})
+	go func() {
+		s.connWG.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		s.cancel()
+		return s.kernel.Drain(ctx)
+	case <-ctx.Done():
+		_ = s.Close()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// Close closes every listener and connection at once; calls in flight see
+// their context cancelled and their responses are dropped. It waits for
+// the connections' goroutines to end. Close may be called more than once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.draining, s.closed = true, true
+	for l := range s.listeners {
+		_ = l.Close()
+	}
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	s.kernel.Seal()
+	s.cancel()
+	for _, c := range conns {
+		c.close(errServerClosing)
+	}
+	s.connWG.Wait()
+	return nil
+}
+
+// errServerClosing is the cause of the calls Close ends.
+var errServerClosing = errors.New("server: closing")

@@ -1,0 +1,146 @@
+package server
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/server/internal/conngate"
+)
+
+// Stats is a snapshot of the server's counters and bounds.
+type Stats struct {
+	// Connections and Handshakes are live; the Refused counts are per
+	// reason since the server started.
+	Connections, Handshakes                                       int
+	ConnectionsAdmitted                                           uint64
+	RefusedConnectionLimit, RefusedHandshakeLimit                 uint64
+	HandshakeFailures, AuthenticationFailures, ProtocolViolations uint64
+
+	// ServerCalls is the per-server call capacity (Active + Reserved
+	// <= Capacity).
+	ServerCalls kernel.CallCapacitySnapshot
+
+	// Calls counts calls handed to a handler goroutine; Refusals counts
+	// calls answered without running, by reason ("concurrency",
+	// "queue_full", "call_capacity", "unavailable", "unimplemented", ...).
+	Calls         uint64
+	Refusals      map[string]uint64
+	OneWayDropped uint64 // one-way calls refused or dropped
+	OneWayErrors  uint64 // one-way calls whose handler failed
+	Cancels       uint64 // Cancel frames that found their call
+	HandlerPanics uint64
+
+	// Admission is the admission kernel's own snapshot.
+	Admission kernel.Stats
+}
+
+// Stats returns a snapshot of the server's counters.
+func (s *Server) Stats() Stats {
+	g := s.gate.Stats()
+	st := Stats{
+		Connections:            g.Connections,
+		Handshakes:             g.Handshakes,
+		ConnectionsAdmitted:    g.Admitted,
+		RefusedConnectionLimit: g.RejectedConnectionLimit,
+		RefusedHandshakeLimit:  g.RejectedHandshakeLimit,
+		HandshakeFailures:      s.stats.handshakeFailures.Load(),
+		AuthenticationFailures: s.stats.authFailures.Load(),
+		ProtocolViolations:     s.stats.violations.Load(),
+		ServerCalls:            s.calls.Snapshot(),
+		Calls:                  s.stats.calls.Load(),
+		Refusals:               map[string]uint64{},
+		OneWayDropped:          s.stats.oneWayDropped.Load(),
+		OneWayErrors:           s.stats.oneWayErrors.Load(),
+		Cancels:                s.stats.cancels.Load(),
+		HandlerPanics:          s.stats.panics.Load(),
+		Admission:              s.kernel.Stats(),
+	}
+	for i := range s.stats.refusals {
+		if n := s.stats.refusals[i].Load(); n > 0 {
+			st.Refusals[dropReason(i).String()] = n
+		}
+	}
+	return st
+}
+
+// counters are the server's atomic counters.
+type counters struct {
+	handshakeFailures, authFailures, violations atomic.Uint64
+	calls, oneWayDropped, oneWayErrors          atomic.Uint64
+	cancels, panics                             atomic.Uint64
+	refusals                                    [dropReasonCount]atomic.Uint64
+}
+
+// dropReason classifies a refused call for Stats.Refusals.
+type dropReason uint8
+
+const (
+	dropConcurrency dropReason = iota
+	dropRate
+	dropQueueFull
+	dropQueueTimeout
+	dropUnavailable
+	dropPartition
+	dropCapacity
+	dropDraining
+	dropUnknown
+	dropCanceled
+	dropReasonCount
+)
+
+var dropNames = [...]string{"concurrency", "rate", "queue_full", "queue_timeout", "unavailable", "partition_capacity", "call_capacity", "draining", "unimplemented", "canceled"}
+
+func (d dropReason) String() string { return dropNames[d] }
+
+func (c *counters) refused(_ protocol.ErrorFrame, d dropReason) { c.refusals[d].Add(1) }
+
+func (c *counters) refusedConn(conngate.Reason) {} // counted by the gate
+
+// admissionRefusal turns a refusal of Permit.Start or Wait into the Error
+// frame the caller gets: ResourceExhausted with the kernel's reason and
+// retry hint, Unavailable once admission is sealed, or the context's end.
+func admissionRefusal(p *kernel.Permit, err error) (protocol.ErrorFrame, dropReason) {
+	switch {
+	case errors.Is(err, kernel.ErrUnavailable):
+		return protocol.ErrorFrame{Code: protocol.CodeUnavailable, Message: "server stopping", Reason: kernel.ReasonUnavailable.String()}, dropUnavailable
+	case errors.Is(err, kernel.ErrRejected):
+		f := protocol.ErrorFrame{Code: protocol.CodeResourceExhausted, Message: "admission refused: " + p.Scope(), Reason: p.Reason().String()}
+		if at := p.RetryAt(); !at.IsZero() {
+			if d := time.Until(at); d > 0 {
+				f.RetryAfter = d
+			}
+		}
+		return f, reasonDrop(p.Reason())
+	default:
+		return protocol.ErrorFrame{Code: protocol.CodeCanceled, Message: err.Error()}, dropCanceled
+	}
+}
+
+func reasonDrop(r kernel.Reason) dropReason {
+	switch r {
+	case kernel.ReasonConcurrency:
+		return dropConcurrency
+	case kernel.ReasonRate:
+		return dropRate
+	case kernel.ReasonQueueFull:
+		return dropQueueFull
+	case kernel.ReasonQueueTimeout:
+		return dropQueueTimeout
+	case kernel.ReasonPartitionCapacity:
+		return dropPartition
+	default:
+		return dropUnavailable
+	}
+}
+
+// capacityRefusal is the answer to a call over the call capacity.
+func capacityRefusal(level kernel.CapacityLevel) protocol.ErrorFrame {
+	return protocol.ErrorFrame{
+		Code:    protocol.CodeResourceExhausted,
+		Message: "call capacity of the " + level.String() + " reached",
+		Reason:  kernel.CallCapacityReason,
+	}
+}
