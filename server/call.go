@@ -75,6 +75,9 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 	queued := false
 	if s.kernel.Capture(&cl.permit) {
 		cl.admitted = true
+		if hk := s.hooks.Load(); hk != nil && hk.afterCapture != nil {
+			hk.afterCapture(cl.permit.Generation())
+		}
 		kreq := kernel.Request{Method: m.id, OneWay: req.OneWay, Bytes: int64(len(payload)), Conn: c.id, Identity: c.peer.Identity}
 		if req.Metadata.Len() > 0 {
 			kreq.Metadata = metadataView{&req.Metadata}

@@ -165,11 +165,14 @@ func (c *conn) handshake() bool {
 		id, err := authenticate(ctx, a, AuthInfo{Payload: hs.Auth, TLS: c.peer.TLS, RemoteAddr: c.peer.RemoteAddr})
 		if err != nil {
 			c.s.stats.authFailures.Add(1)
-			f := protocol.ErrorFrame{Code: protocol.CodeUnauthenticated, Message: clip(err.Error())}
-			if e, ok := status.FromError(err); ok && e.Code == protocol.CodePermissionDenied {
-				f.Code = protocol.CodePermissionDenied
+			code, msg := protocol.CodeUnauthenticated, err.Error()
+			if e, ok := status.FromError(err); ok {
+				msg = e.Message
+				if e.Code == protocol.CodePermissionDenied {
+					code = protocol.CodePermissionDenied
+				}
 			}
-			c.sendConnError(f.Code, f.Message)
+			c.sendConnError(code, msg)
 			return false
 		}
 		c.peer.Identity = id

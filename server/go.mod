@@ -10,6 +10,8 @@ require (
 
 require (
 	github.com/sluicerpc/sluice/kernel v0.0.0
+	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0
+	github.com/sluicerpc/sluice/limiters/tokenbucket v0.0.0
 	github.com/sluicerpc/sluice/message v0.0.0
 	github.com/sluicerpc/sluice/protocol v0.0.0
 	github.com/sluicerpc/sluice/spi v0.0.0
@@ -23,3 +25,11 @@ replace github.com/sluicerpc/sluice/protocol => ../protocol
 replace github.com/sluicerpc/sluice/message => ../message
 
 replace github.com/sluicerpc/sluice/spi => ../spi
+
+replace github.com/sluicerpc/sluice/limiters/concurrency => ../limiters/concurrency
+
+replace github.com/sluicerpc/sluice/limiters/tokenbucket => ../limiters/tokenbucket
+
+replace github.com/sluicerpc/sluice/conformance => ../conformance
+
+replace github.com/sluicerpc/sluice/limiters/window => ../limiters/window

@@ -40,6 +40,7 @@ type Server struct {
 
 	nextConnID atomic.Uint64
 	stats      counters
+	hooks      atomic.Pointer[hooks]
 }
 
 // method is one registered method, resolved for the request path.

@@ -1,0 +1,7 @@
+package server
+
+// hooks are test hooks (export_test.go sets them); nil in production, one
+// atomic pointer load on the request path.
+type hooks struct {
+	afterCapture func(gen uint64)
+}
