@@ -20,6 +20,7 @@ require (
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.17 // indirect
 	github.com/oklog/run v1.1.0 // indirect
+	github.com/sluicerpc/sluice/message v0.0.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
@@ -32,6 +33,8 @@ require (
 require (
 	github.com/sluicerpc/sluice/conformance v0.0.0
 	github.com/sluicerpc/sluice/plugin v0.0.0
+	github.com/sluicerpc/sluice/protocol v0.0.0
+	github.com/sluicerpc/sluice/server v0.0.0
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )
 
@@ -46,3 +49,9 @@ replace (
 replace github.com/sluicerpc/sluice/plugin => ../../plugin
 
 replace github.com/sluicerpc/sluice/conformance => ../../conformance
+
+replace github.com/sluicerpc/sluice/server => ../../server
+
+replace github.com/sluicerpc/sluice/protocol => ../../protocol
+
+replace github.com/sluicerpc/sluice/message => ../../message

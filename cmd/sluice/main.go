@@ -4,6 +4,7 @@
 //
 //	sluice demo [flags]                   run the live-reconfiguration admission demo
 //	sluice conformance --plugin PATH ...  run the conformance suite against a plugin binary
+//	sluice serve [flags]                  serve the echo service
 //	sluice help                           print this help
 package main
 
@@ -43,6 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runDemoCommand(ctx, args[1:], stdout, stderr)
 	case "conformance":
 		return runConformanceCommand(ctx, args[1:], stdout, stderr)
+	case "serve":
+		return runServeCommand(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
@@ -62,6 +65,8 @@ commands:
                granted it, nor the rate of a token bucket changed live
   conformance  run the limiter conformance suite against the kinds a
                plugin binary serves: sluice conformance --plugin PATH
+  serve        serve the echo service (echo/Say, echo/Sleep) over TCP or
+               TLS, with connection, call and admission bounds
   help         print this help
 
 Run "sluice <command> -h" for a command's flags.
