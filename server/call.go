@@ -18,8 +18,9 @@ type call struct {
 	m      *method
 	oneWay bool
 
-	ctx    context.Context
+	ctx    context.Context // callCtx, wrapping the cancel or timer context
 	cancel context.CancelFunc
+	cctx   callCtx
 
 	permit   kernel.Permit
 	admitted bool // Capture succeeded: the permit must be released
@@ -65,11 +66,14 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 
 	cl := callPool.Get().(*call)
 	cl.c, cl.id, cl.m, cl.oneWay = c, h.ID, m, req.OneWay
+	var ctx context.Context
 	if req.HasBudget {
-		cl.ctx, cl.cancel = context.WithTimeout(c.ctx, req.Budget)
+		ctx, cl.cancel = context.WithTimeout(c.ctx, req.Budget)
 	} else {
-		cl.ctx, cl.cancel = context.WithCancel(c.ctx)
+		ctx, cl.cancel = context.WithCancel(c.ctx)
 	}
+	cl.cctx = callCtx{Context: ctx, cl: cl}
+	cl.ctx = &cl.cctx
 
 	// Capture once; this program decides admission, queueing and release.
 	queued := false
@@ -226,7 +230,7 @@ func (cl *call) release() {
 
 func (cl *call) recycle() {
 	cl.res.Reset()
-	cl.c, cl.m, cl.ctx, cl.cancel = nil, nil, nil, nil
+	cl.c, cl.m, cl.ctx, cl.cancel, cl.cctx = nil, nil, nil, nil, callCtx{}
 	cl.req = protocol.Request{Metadata: cl.req.Metadata}
 	cl.req.Metadata.Reset()
 	if cap(cl.payload) > maxPooledBuffer {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -9,8 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/limiters/concurrency"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/server"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 // requireLedgerZero waits until every call the server ran has given back
@@ -158,4 +162,31 @@ func TestBudgetBecomesTheHandlersDeadline(t *testing.T) {
 	require.NotNil(t, r.err)
 	assert.Equal(t, protocol.CodeDeadlineExceeded, r.err.Code)
 	requireLedgerZero(t, s)
+}
+
+func TestCallInfo(t *testing.T) {
+	mux := server.NewMux()
+	infos := make(chan server.CallInfo, 2)
+	mux.HandleRaw("svc", "Info", func(ctx context.Context, _ []byte) ([]byte, error) {
+		info, ok := server.CallInfoFromContext(ctx)
+		require.True(t, ok)
+		infos <- info
+		return nil, nil
+	})
+	srv, err := server.New(mux, server.Options{})
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(l) }()
+	defer func() { _ = srv.Close() }()
+
+	c := dialRaw(t, l.Addr().String())
+	require.Nil(t, c.call("svc", "Info", nil).err)
+	assert.Equal(t, server.CallInfo{Method: "svc/Info", ID: 1}, <-infos)
+	gen, err := srv.Admission().Enable(kernel.Options{Global: kernel.Rule{Limits: []spi.Spec{concurrency.Spec(4)}}})
+	require.NoError(t, err)
+	require.Nil(t, c.call("svc", "Info", nil).err)
+	assert.Equal(t, server.CallInfo{Method: "svc/Info", ID: 2, Generation: gen}, <-infos)
+	_, ok := server.CallInfoFromContext(context.Background())
+	assert.False(t, ok)
 }
