@@ -5,7 +5,7 @@ MODULES := $(shell $(GO) list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)/||" | sort)
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
-.PHONY: all test conformance bench bench-reload bench-plugin lint tidy demo modules check-work
+.PHONY: all test conformance bench bench-reload bench-plugin bench-compare lint tidy demo modules check-work
 
 all: lint test
 
@@ -38,6 +38,11 @@ bench:
 ## bound in the first second after a live limit change, per system.
 bench-reload:
 	cd bench && $(GO) run ./reload
+
+## bench-compare: sluice's unary echo against grpc-go over TCP loopback, in
+## one run: a table and one RATIO line per case (see bench/compare).
+bench-compare:
+	cd bench && $(GO) run ./compare
 
 ## bench-plugin: BenchmarkPluginBridge in ROUNDS runs (default 10), and the
 ## median per-run ratio of the bridge to a raw go-plugin round trip.

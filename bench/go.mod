@@ -12,8 +12,13 @@ require (
 	github.com/sluicerpc/sluice/spi v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
-	golang.org/x/sync v0.22.0
+	golang.org/x/sync v0.23.0
 	golang.org/x/time v0.15.0
+)
+
+require (
+	github.com/sluicerpc/sluice/message v0.0.0 // indirect
+	github.com/sluicerpc/sluice/protocol v0.0.0 // indirect
 )
 
 require (
@@ -31,12 +36,16 @@ require (
 	github.com/prometheus/common v0.15.0 // indirect
 	github.com/prometheus/procfs v0.2.0 // indirect
 	github.com/shirou/gopsutil/v3 v3.21.6 // indirect
+	github.com/sluicerpc/sluice/client v0.0.0
+	github.com/sluicerpc/sluice/server v0.0.0
 	github.com/tklauser/go-sysconf v0.3.6 // indirect
 	github.com/tklauser/numcpus v0.2.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.47.0 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20240814211410-ddb44dafa142 // indirect
-	google.golang.org/grpc v1.67.3 // indirect
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v2 v2.3.0 // indirect
 )
@@ -50,3 +59,11 @@ replace (
 )
 
 replace github.com/sluicerpc/sluice/conformance => ../conformance
+
+replace github.com/sluicerpc/sluice/server => ../server
+
+replace github.com/sluicerpc/sluice/client => ../client
+
+replace github.com/sluicerpc/sluice/protocol => ../protocol
+
+replace github.com/sluicerpc/sluice/message => ../message

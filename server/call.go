@@ -31,6 +31,10 @@ type call struct {
 	out     []byte           // response frame: header room, then the body
 }
 
+// reasonDraining marks a request refused because its connection drains:
+// like every refusal with a reason, it never ran.
+const reasonDraining = "draining"
+
 var callPool = sync.Pool{New: func() any { return new(call) }}
 
 // maxPooledBuffer keeps very large buffers out of the pool.
@@ -53,7 +57,7 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 	s := c.s
 	switch {
 	case c.draining.Load():
-		c.refuse(h.ID, req.OneWay, protocol.ErrorFrame{Code: protocol.CodeUnavailable, Message: "server stopping"}, dropDraining)
+		c.refuse(h.ID, req.OneWay, protocol.ErrorFrame{Code: protocol.CodeUnavailable, Message: "server stopping", Reason: reasonDraining}, dropDraining)
 		return nil
 	case int(req.Service) >= len(s.methods) || int(req.Method) >= len(s.methods[req.Service]):
 		c.refuse(h.ID, req.OneWay, protocol.ErrorFrame{Code: protocol.CodeUnimplemented, Message: "unknown method"}, dropUnknown)

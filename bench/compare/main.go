@@ -1,0 +1,130 @@
+// Command compare measures sluice's unary echo against grpc-go over TCP
+// loopback, side by side in one process: 1 B and 1 KiB payloads at 1, 16,
+// 64 and 128 concurrent calls, reporting calls/s, p50, p99 and allocations
+// per call (client and server together). It repeats every case -rounds
+// times, interleaving the systems, and reports medians. It prints a table,
+// then one line per case
+//
+//	RATIO unary/<size>/c<n> <sluice calls/s divided by grpc-go calls/s>
+//
+// and one line per case for the cost of admission (an immediate permit on
+// every call against admission disabled):
+//
+//	RATIO admission/<size>/c<n> <sluice-admission calls/s divided by sluice calls/s>
+//
+//	go run ./compare [-d 1s] [-warmup 200ms] [-rounds 3]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sluicerpc/sluice/bench/internal/unary"
+)
+
+func main() {
+	d := flag.Duration("d", time.Second, "measured duration of each case and round")
+	warmup := flag.Duration("warmup", 200*time.Millisecond, "warm-up before each measurement")
+	rounds := flag.Int("rounds", 3, "rounds; medians are reported")
+	flag.Parse()
+	if *d <= 0 || *warmup < 0 || *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "compare: -d must be positive, -warmup not negative, -rounds at least 1")
+		os.Exit(2)
+	}
+	if err := run(*d, *warmup, *rounds); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+type key struct {
+	system     string
+	size, conc int
+}
+
+func run(d, warmup time.Duration, rounds int) error {
+	systems := []unary.System{unary.Sluice(false), unary.GRPC(), unary.Sluice(true)}
+	callers := make([]unary.Caller, len(systems))
+	for i, s := range systems {
+		c, stop, err := s.Start()
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		defer stop()
+		callers[i] = c
+	}
+	sizes := []int{1, 1024}
+	concs := []int{1, 16, 64, 128}
+	results := map[key][]unary.Result{}
+	for round := range rounds {
+		for _, size := range sizes {
+			for _, conc := range concs {
+				for i, s := range systems {
+					r, err := unary.Measure(s.Name, callers[i], size, conc, warmup, d)
+					if err != nil {
+						return err
+					}
+					k := key{s.Name, size, conc}
+					results[k] = append(results[k], r)
+				}
+			}
+		}
+		fmt.Fprintf(os.Stderr, "round %d of %d done\n", round+1, rounds)
+	}
+
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "case\tsystem\tcalls/s\tp50\tp99\tallocs/call\t")
+	med := func(k key) unary.Result { return median(results[k]) }
+	for _, size := range sizes {
+		for _, conc := range concs {
+			for _, s := range systems {
+				r := med(key{s.Name, size, conc})
+				fmt.Fprintf(tw, "unary/%s/c%d\t%s\t%.0f\t%v\t%v\t%.1f\t\n", sizeName(size), conc, s.Name,
+					r.CallsPerSecond(), r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.AllocsPerCall)
+			}
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, size := range sizes {
+		for _, conc := range concs {
+			sl, gr := med(key{"sluice", size, conc}), med(key{"grpc-go", size, conc})
+			fmt.Printf("RATIO unary/%s/c%d %.2f\n", sizeName(size), conc, sl.CallsPerSecond()/gr.CallsPerSecond())
+		}
+	}
+	for _, size := range sizes {
+		for _, conc := range concs {
+			sl, ad := med(key{"sluice", size, conc}), med(key{"sluice-admission", size, conc})
+			fmt.Printf("RATIO admission/%s/c%d %.3f\n", sizeName(size), conc, ad.CallsPerSecond()/sl.CallsPerSecond())
+		}
+	}
+	return nil
+}
+
+// median returns the result with the median throughput; its latencies
+// and allocations come from the same run.
+func median(rs []unary.Result) unary.Result {
+	s := slices.Clone(rs)
+	slices.SortFunc(s, func(a, b unary.Result) int {
+		switch {
+		case a.CallsPerSecond() < b.CallsPerSecond():
+			return -1
+		case a.CallsPerSecond() > b.CallsPerSecond():
+			return 1
+		}
+		return 0
+	})
+	return s[len(s)/2]
+}
+
+func sizeName(n int) string {
+	if n >= 1024 && n%1024 == 0 {
+		return fmt.Sprintf("%dKiB", n/1024)
+	}
+	return fmt.Sprintf("%dB", n)
+}

@@ -1,0 +1,191 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/protocol/status"
+)
+
+// attemptPolicy is the internal seam for a per-endpoint admission policy
+// (DESIGN §5): admit is asked before each endpoint attempt; an admitted
+// attempt is reported exactly once with its outcome and the token admit
+// returned. A refused attempt (ok false) sends nothing and owes no report;
+// retryAfter is its hint. Nothing implements it yet.
+type attemptPolicy interface {
+	admit(endpoint, method string) (token any, retryAfter time.Duration, ok bool)
+	report(token any, o outcome)
+}
+
+// invoke runs a call's attempts until one succeeds, one fails in a way
+// that must not be retried, the attempts are exhausted or ctx ends. On
+// success it returns the call, whose body holds the response (empty for a
+// one-way call); the caller must give it back with putCall. On failure the
+// call is already back in the pool.
+func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay bool, opts []CallOption) (*call, error) {
+	co := callOptions{maxAttempts: c.cfg.MaxAttempts}
+	if _, ok := c.cfg.idempotent[method]; ok {
+		co.idempotent = true
+	}
+	for _, o := range opts {
+		co = o.apply(co)
+	}
+	cl := getCall()
+	var tried uint64
+	var lastErr error
+	for attempt := 0; attempt < co.maxAttempts; attempt++ {
+		if err := ctxErr(ctx); err != nil {
+			if lastErr == nil || !errors.Is(err, context.DeadlineExceeded) {
+				lastErr = err
+			}
+			break
+		}
+		if c.isClosed() {
+			lastErr = errClientClosed
+			break
+		}
+		ep := c.pick(tried)
+		out, err := c.attempt(ctx, ep, method, body, oneWay, cl)
+		if out == outcomeSuccess {
+			return cl, nil
+		}
+		tried = markTried(tried, ep)
+		lastErr = err
+		retry, wait := shouldRetry(out, err, co.idempotent)
+		if !retry {
+			break
+		}
+		if wait > 0 && (len(c.eps) == 1 || !c.untried(tried)) {
+			// Only endpoints that asked us to wait are left: wait the
+			// hint if the deadline leaves room for another attempt.
+			if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+				break
+			}
+			if err := c.sleep(ctx, wait); err != nil {
+				lastErr = err
+				break
+			}
+		}
+	}
+	putCall(cl)
+	return nil, lastErr
+}
+
+// ctxErr is ctx.Err(), or DeadlineExceeded when the deadline has passed
+// and the context's timer has not fired yet.
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// shouldRetry decides whether an attempt that ended with out and err may be
+// retried, and after which wait.
+func shouldRetry(out outcome, err error, idempotent bool) (bool, time.Duration) {
+	switch out {
+	case outcomeSendFailure, outcomeGoAway:
+		return true, 0
+	case outcomeConnClosed:
+		return idempotent && !errors.Is(err, errClientClosed), 0
+	case outcomeRemoteError, outcomePolicyRejected:
+		st, ok := status.FromError(err)
+		if !ok {
+			return false, 0
+		}
+		switch {
+		case st.Code == protocol.CodeResourceExhausted && st.RetryAfter > 0:
+			return true, st.RetryAfter
+		case st.Code == protocol.CodeUnavailable && (idempotent || st.Reason != ""):
+			// With a reason, a stopping server refused the request before
+			// running it (docs/protocol.md): safe to send elsewhere.
+			return true, 0
+		}
+	}
+	return false, 0
+}
+
+// attempt is one endpoint attempt, wrapped by the endpoint admission
+// policy when there is one.
+func (c *Client) attempt(ctx context.Context, ep *endpoint, method string, body []byte, oneWay bool, cl *call) (outcome, error) {
+	p := c.policy
+	if p == nil {
+		return c.attemptOnce(ctx, ep, method, body, oneWay, cl)
+	}
+	token, retryAfter, ok := p.admit(ep.addr, method)
+	if !ok {
+		return outcomePolicyRejected, &status.Error{Code: protocol.CodeResourceExhausted, Message: "endpoint " + ep.addr + " refused by the client's endpoint policy", Reason: "endpoint_policy", RetryAfter: retryAfter}
+	}
+	out, err := c.attemptOnce(ctx, ep, method, body, oneWay, cl)
+	p.report(token, out)
+	return out, err
+}
+
+// attemptOnce sends the request to ep and, unless one-way, waits for its
+// answer. On outcomeSuccess the response body is in cl.body.
+func (c *Client) attemptOnce(ctx context.Context, ep *endpoint, method string, body []byte, oneWay bool, cl *call) (outcome, error) {
+	cn, err := c.connFor(ctx, ep)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return ctxOutcome(err), err
+		}
+		var de *dialError
+		if errors.As(err, &de) {
+			err = de.st
+		}
+		return outcomeSendFailure, err
+	}
+	rt, ok := cn.routes[method]
+	if !ok {
+		return outcomeLocal, status.Errorf(protocol.CodeUnimplemented, "unknown method %q: not in the server's method table", method)
+	}
+	if oneWay && !cn.caps.Has(protocol.CapOneWay) {
+		return outcomeLocal, status.New(protocol.CodeUnimplemented, "the server does not support one-way calls")
+	}
+
+	cl.req = protocol.Request{Service: rt.service, Method: rt.method, Body: body, OneWay: oneWay, Cancellable: !oneWay && cn.caps.Has(protocol.CapCancel)}
+	if dl, ok := ctx.Deadline(); ok {
+		budget := time.Until(dl)
+		if budget <= 0 {
+			return outcomeDeadlineExceeded, context.DeadlineExceeded
+		}
+		cl.req.Budget, cl.req.HasBudget = max(budget, time.Microsecond), true
+	}
+	// The id is patched in by send, which assigns it in order.
+	frame, err := protocol.AppendRequest(cl.frame[:0], 1, &cl.req)
+	cl.req.Body = nil // do not keep the caller's buffer
+	if err != nil {
+		return outcomeLocal, status.Errorf(protocol.CodeInternal, "encoding the request: %v", err)
+	}
+	cl.frame = frame
+	if cn.frameTooLarge(frame) {
+		return outcomeLocal, status.Errorf(protocol.CodeResourceExhausted, "the request (%d bytes) exceeds the server's maximum frame size (%d bytes)", len(frame)-protocol.HeaderSize, cn.peerMaxFrame)
+	}
+	if err := cn.send(cl, frame, oneWay); err != nil {
+		return outcomeSendFailure, err
+	}
+	if oneWay {
+		return outcomeSuccess, nil
+	}
+
+	select {
+	case <-cl.done:
+	case <-ctx.Done():
+		if cn.abandon(cl) {
+			err := ctx.Err()
+			reason := protocol.CancelCaller
+			if errors.Is(err, context.DeadlineExceeded) {
+				reason = protocol.CancelDeadline
+			}
+			cn.sendCancel(cl, reason)
+			return ctxOutcome(err), err
+		}
+		<-cl.done // the answer is being delivered: take it
+	}
+	return cl.out, cl.err
+}

@@ -1,0 +1,201 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Client calls the methods of a set of equivalent servers (endpoints) over
+// one multiplexed connection per endpoint. It is safe for concurrent use;
+// create it with Dial and release it with Close.
+type Client struct {
+	cfg *config
+	eps []*endpoint
+	rr  atomic.Uint32 // round-robin start for endpoint selection
+
+	// policy is the seam for a per-endpoint admission policy (DESIGN §5):
+	// nil means disabled. Not configurable yet.
+	policy attemptPolicy
+
+	ctx    context.Context // cancelled by Close: aborts dials and waits
+	cancel context.CancelFunc
+
+	closing atomic.Bool // set by Close, read on every call without a lock
+
+	mu     sync.Mutex
+	closed bool // guarded by mu; decides which goroutines Close waits for
+	conns  map[*conn]struct{}
+	wg     sync.WaitGroup // dials and readers
+}
+
+// Dial creates a Client for endpoints ("host:port" each) and connects to
+// all of them concurrently before it returns. It fails only when no
+// endpoint could be reached by the time every dial ended or ctx ended;
+// the error then names each endpoint's failure (for instance a TLS
+// certificate error). Endpoints that were not reached, and connections lost
+// later, are dialed again on demand by the calls that need them.
+//
+// ctx bounds only the wait in Dial; each dial is bounded by
+// Options.DialTimeout.
+func Dial(ctx context.Context, endpoints []string, opts Options) (*Client, error) {
+	if len(endpoints) == 0 {
+		return nil, errors.New("sluice client: no endpoint")
+	}
+	cfg, err := opts.resolve()
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, conns: make(map[*conn]struct{})}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	for i, addr := range endpoints {
+		c.eps = append(c.eps, &endpoint{idx: i, addr: addr})
+	}
+
+	type result struct {
+		err error
+	}
+	results := make(chan result, len(c.eps))
+	var wg sync.WaitGroup
+	for _, ep := range c.eps {
+		wg.Go(func() {
+			_, err := c.connFor(ctx, ep)
+			results <- result{err}
+		})
+	}
+	wg.Wait()
+	close(results)
+	var errs []error
+	for r := range results {
+		if r.err == nil {
+			return c, nil
+		}
+		errs = append(errs, r.err)
+	}
+	_ = c.Close()
+	return nil, fmt.Errorf("sluice client: no endpoint reachable: %w", errors.Join(errs...))
+}
+
+// Close closes every connection and stops every goroutine of the Client;
+// it returns once they have ended. Calls in flight and calls made afterwards
+// fail with status Canceled; the server may still run the calls it
+// received. Close is idempotent.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		c.wg.Wait()
+		return nil
+	}
+	c.closed = true
+	c.closing.Store(true)
+	conns := make([]*conn, 0, len(c.conns))
+	for cn := range c.conns {
+		conns = append(conns, cn)
+	}
+	c.mu.Unlock()
+	c.cancel()
+	for _, cn := range conns {
+		cn.close(errClientClosed)
+	}
+	c.wg.Wait()
+	return nil
+}
+
+func (c *Client) isClosed() bool { return c.closing.Load() }
+
+// goTracked runs f on a goroutine the Client waits for in Close, unless
+// the Client is closed (then it returns false). f must call c.wg.Done.
+func (c *Client) goTracked(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	go f()
+	return true
+}
+
+// track registers a new connection and starts its reader, unless the
+// Client is closed.
+func (c *Client) track(cn *conn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.conns[cn] = struct{}{}
+	c.wg.Add(1)
+	go cn.readLoop()
+	return true
+}
+
+func (c *Client) untrack(cn *conn) {
+	c.mu.Lock()
+	delete(c.conns, cn)
+	c.mu.Unlock()
+}
+
+// sleep waits for d, ctx or Close, whichever comes first.
+func (c *Client) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.ctx.Done():
+		return errClientClosed
+	}
+}
+
+// pick returns the endpoint for the next attempt: the best ranked (see
+// endpoint.score), preferring endpoints this call has not tried yet, ties
+// broken round-robin.
+func (c *Client) pick(tried uint64) *endpoint {
+	n := len(c.eps)
+	if n == 1 {
+		return c.eps[0]
+	}
+	start := int(c.rr.Add(1)) % n
+	now := time.Now().UnixNano()
+	var best *endpoint
+	bestScore := 1 << 30
+	for i := range n {
+		ep := c.eps[(start+i)%n]
+		s := ep.score(now)
+		if wasTried(tried, ep) {
+			s += 3
+		}
+		if s < bestScore {
+			best, bestScore = ep, s
+		}
+	}
+	return best
+}
+
+// untried reports whether some endpoint was not tried by this call yet.
+func (c *Client) untried(tried uint64) bool {
+	for _, ep := range c.eps {
+		if !wasTried(tried, ep) {
+			return true
+		}
+	}
+	return false
+}
+
+func wasTried(tried uint64, ep *endpoint) bool {
+	return ep.idx < 64 && tried&(1<<ep.idx) != 0
+}
+
+func markTried(tried uint64, ep *endpoint) uint64 {
+	if ep.idx < 64 {
+		tried |= 1 << ep.idx
+	}
+	return tried
+}

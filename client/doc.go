@@ -1,0 +1,48 @@
+// Package client is the sluice RPC client: multiplexed connections that speak
+// the framed protocol of package protocol over TCP or TLS, unary and one-way
+// calls, deadlines carried to the server as time budgets, remote
+// cancellation, and retries across endpoints when they are safe.
+//
+// # Connections
+//
+// A Client holds at most one multiplexed connection per endpoint. Dial
+// connects to every endpoint before it returns and fails only when none is
+// reachable; afterwards connections are re-established on demand: the first
+// call that needs an endpoint without a connection dials it, and failed
+// dials back off exponentially with jitter (Options.Backoff). A call that
+// needs an endpoint which is backing off waits for the backoff, within its
+// context, unless another endpoint has a connection.
+//
+// Each connection has one reader goroutine, which hands every Response and
+// Error frame to the call waiting for it, answers the server's Pings and
+// handles GoAway, plus the flusher goroutine of its protocol.Writer. A call
+// starts no goroutine: it encodes its request into a pooled buffer, queues
+// it on the connection's coalescing writer and waits on its own pooled
+// channel. No lock is held across network I/O.
+//
+// # Errors
+//
+// A call that ends with an Error frame returns the server's *status.Error
+// (code, message, reason, retry hint). A method missing from the server's
+// method table fails with Unimplemented before anything is sent. A failed
+// transport (no connection, a lost connection, a GoAway) returns a
+// *status.Error with code Unavailable; a connection-level Error frame ends
+// the calls of its connection with its own status; a closed Client returns
+// Canceled. When the call's context ends first, the call returns the
+// context's error (context.Canceled or context.DeadlineExceeded), and
+// status.Code maps those to Canceled and DeadlineExceeded; the server's
+// copy of the deadline (the time budget) may also end the call first, with
+// a DeadlineExceeded *status.Error.
+//
+// # Retries
+//
+// An attempt is retried, on another endpoint when there is one and with a new
+// request id, only when it is safe: the request was never written; the
+// server refused it by admission with ResourceExhausted and a RetryAfter
+// hint; a stopping server refused it unrun (Unavailable with a reason); a
+// GoAway said it was not processed; or, for methods declared
+// idempotent (Options.IdempotentMethods or the Idempotent call option),
+// the connection was lost or the server answered Unavailable. Attempts are
+// bounded by the context's deadline and by MaxAttempts (default 3). A
+// one-way call is never retried once it was written.
+package client

@@ -1,0 +1,114 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/sluicerpc/sluice/protocol"
+)
+
+// connect opens a connection to ep: TCP, TLS when configured, then the
+// protocol handshake (Handshake, then HandshakeAck or a connection-level
+// Error), all bounded by ctx. The returned connection is ready for calls
+// but its reader is not started yet (Client.track starts it).
+func (c *Client) connect(ctx context.Context, ep *endpoint) (*conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", ep.addr)
+	if err != nil {
+		return nil, err
+	}
+	cn, err := c.handshake(ctx, ep, nc)
+	if err != nil {
+		_ = nc.Close()
+		return nil, err
+	}
+	return cn, nil
+}
+
+func (c *Client) handshake(ctx context.Context, ep *endpoint, nc net.Conn) (*conn, error) {
+	// ctx bounds the whole exchange: its deadline as the socket deadline,
+	// its cancellation (Close, Dial's ctx) by expiring the socket at once.
+	if dl, ok := ctx.Deadline(); ok {
+		_ = nc.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	if cfg := c.cfg.TLS; cfg != nil {
+		if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
+			cfg = cfg.Clone()
+			if host, _, err := net.SplitHostPort(ep.addr); err == nil {
+				cfg.ServerName = host
+			}
+		}
+		tc := tls.Client(nc, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return nil, fmt.Errorf("TLS handshake: %w", err)
+		}
+		nc = tc
+	}
+
+	lim := c.cfg.limits()
+	hs := protocol.Handshake{
+		Version:      protocol.Version,
+		Capabilities: protocol.CapCancel | protocol.CapOneWay | protocol.CapKeepalive,
+		MaxFrameSize: c.cfg.MaxFrameSize,
+		Auth:         c.cfg.Auth,
+	}
+	frame, err := protocol.AppendHandshake(nil, &hs)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := nc.Write(frame); err != nil {
+		return nil, fmt.Errorf("sending the handshake: %w", err)
+	}
+	rd := protocol.NewReader(nc, lim)
+	h, payload, err := rd.ReadFrame()
+	if err != nil {
+		return nil, fmt.Errorf("reading the handshake answer: %w", err)
+	}
+	var ack protocol.HandshakeAck
+	switch {
+	case h.Type == protocol.FrameError && h.ID == 0:
+		var f protocol.ErrorFrame
+		if err := protocol.ParseError(h, payload, lim, &f); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("handshake refused: %w", statusOf(&f))
+	case h.Type != protocol.FrameHandshakeAck:
+		return nil, &protocol.ProtocolError{Reason: "the server answered the handshake with " + h.Type.String()}
+	}
+	if err := protocol.ParseHandshakeAck(h, payload, &ack); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil || !stop() {
+		return nil, context.Cause(ctx)
+	}
+	if err := nc.SetDeadline(time.Time{}); err != nil {
+		return nil, err
+	}
+
+	cn := &conn{
+		client:          c,
+		ep:              ep,
+		nc:              nc,
+		rd:              rd,
+		lim:             lim,
+		caps:            ack.Capabilities,
+		peerMaxFrame:    ack.MaxFrameSize,
+		peerMaxMetadata: ack.MaxMetadataBytes,
+		routes:          make(map[string]route),
+		calls:           make(map[uint64]*call),
+	}
+	for si, svc := range ack.Services {
+		for mi, m := range svc.Methods {
+			cn.routes[svc.Name+"/"+m] = route{service: uint16(si), method: uint16(mi)}
+		}
+	}
+	cn.w = protocol.NewWriter(nc, c.cfg.WriteBufferSize)
+	cn.usable.Store(true)
+	return cn, nil
+}

@@ -1,0 +1,151 @@
+package client_test
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicerpc/sluice/client"
+	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/protocol/status"
+	"github.com/sluicerpc/sluice/server"
+)
+
+func TestReconnectAfterServerRestart(t *testing.T) {
+	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	addr := ts.addr
+	c := dial(t, client.Options{Backoff: client.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}}, addr)
+	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("before"))
+	require.NoError(t, err)
+
+	// Kill the server: listener and connections.
+	ts.close(t)
+	_, err = c.CallRaw(ctxTimeout(t, 2*time.Second), "echo/Echo", []byte("down"))
+	requireCode(t, err, protocol.CodeUnavailable)
+
+	// A new server on the same address: the client reconnects.
+	ts2 := startServer(t, echoMux(nil), server.Options{}, addr)
+	require.Eventually(t, func() bool {
+		out, err := c.CallRaw(ctxTimeout(t, time.Second), "echo/Echo", []byte("after"))
+		return err == nil && string(out) == "after"
+	}, 10*time.Second, 20*time.Millisecond)
+	require.Equal(t, uint64(1), ts2.srv.Stats().ConnectionsAdmitted)
+}
+
+func TestCallWaitsOutBackoffWithinDeadline(t *testing.T) {
+	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	c := dial(t, client.Options{Backoff: client.Backoff{Initial: 20 * time.Millisecond, Max: 40 * time.Millisecond}}, ts.addr)
+	ts.close(t)
+
+	// The server comes back after a while; a call with a generous deadline
+	// and enough attempts keeps dialing, with backoff, until it is back.
+	srv2, err := server.New(echoMux(nil), server.Options{})
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		l, err := net.Listen("tcp", ts.addr)
+		if err != nil {
+			served <- err
+			return
+		}
+		served <- srv2.Serve(l)
+	}()
+	start := time.Now()
+	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("x"), client.MaxAttempts(20), client.Idempotent())
+	require.NoError(t, err)
+	require.Greater(t, time.Since(start), 100*time.Millisecond)
+	require.NoError(t, srv2.Close())
+	require.ErrorIs(t, <-served, server.ErrServerClosed)
+}
+
+func TestCloseEndsCallsInFlight(t *testing.T) {
+	const n = 10
+	b := newBlocker(n)
+	ts := startServer(t, echoMux(map[string]server.RawHandler{"slow/Block": b.handle}), server.Options{}, "")
+	defer close(b.release)
+	c, err := client.Dial(ctxTimeout(t, 5*time.Second), []string{ts.addr}, client.Options{})
+	require.NoError(t, err)
+
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := c.CallRaw(context.Background(), "slow/Block", nil, client.Idempotent())
+			errs <- err
+		}()
+	}
+	for range n {
+		recv(t, b.started)
+	}
+	start := time.Now()
+	require.NoError(t, c.Close())
+	for range n {
+		err := recv(t, errs)
+		requireCode(t, err, protocol.CodeCanceled)
+	}
+	require.Less(t, time.Since(start), time.Second)
+	require.NoError(t, c.Close(), "Close is idempotent")
+
+	_, err = c.CallRaw(ctxTimeout(t, time.Second), "echo/Echo", nil)
+	requireCode(t, err, protocol.CodeCanceled)
+	err = c.OneWay(ctxTimeout(t, time.Second), "echo/Echo", nil)
+	requireCode(t, err, protocol.CodeCanceled)
+}
+
+func TestCloseDuringTraffic(t *testing.T) {
+	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	c := dial(t, client.Options{}, ts.addr)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("x"))
+				if err != nil {
+					assert.Equal(t, protocol.CodeCanceled, status.Code(err), "%v", err)
+					return
+				}
+			}
+		})
+	}
+	time.Sleep(5 * time.Millisecond)
+	require.NoError(t, c.Close())
+	wg.Wait()
+}
+
+func TestServerPingsAreAnswered(t *testing.T) {
+	ts := startServer(t, echoMux(nil), server.Options{KeepaliveInterval: 20 * time.Millisecond, IdleTimeout: -1}, "")
+	c := dial(t, client.Options{}, ts.addr)
+	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
+	require.NoError(t, err)
+	// Several keepalive intervals without a call: the server pings, we
+	// answer, the connection survives.
+	time.Sleep(200 * time.Millisecond)
+	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), ts.srv.Stats().ConnectionsAdmitted)
+}
+
+func TestClientKeepalive(t *testing.T) {
+	ts := startServer(t, echoMux(nil), server.Options{KeepaliveInterval: -1, IdleTimeout: -1}, "")
+	c := dial(t, client.Options{KeepaliveInterval: 20 * time.Millisecond}, ts.addr)
+	time.Sleep(200 * time.Millisecond)
+	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), ts.srv.Stats().ConnectionsAdmitted, "pings were answered: no reconnect")
+}
+
+func TestIdleGoAwayReconnects(t *testing.T) {
+	ts := startServer(t, echoMux(nil), server.Options{IdleTimeout: 30 * time.Millisecond}, "")
+	c := dial(t, client.Options{}, ts.addr)
+	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return ts.srv.Stats().Connections == 0 }, 5*time.Second, 5*time.Millisecond)
+	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), ts.srv.Stats().ConnectionsAdmitted)
+}

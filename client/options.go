@@ -1,0 +1,141 @@
+package client
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/sluicerpc/sluice/protocol"
+)
+
+// Options configure a Client. The zero value of each field selects its
+// default.
+type Options struct {
+	// TLS, when not nil, makes every connection speak TLS with this
+	// configuration (set Certificates for a client certificate). When
+	// ServerName is empty, the endpoint's host name is used. nil means
+	// plaintext.
+	TLS *tls.Config
+
+	// Auth is the opaque authentication payload sent in every Handshake
+	// (a token, for instance) for the server's authenticator.
+	Auth []byte
+
+	// DialTimeout bounds one connection attempt: TCP connect, the TLS
+	// handshake and the protocol handshake (default 10s).
+	DialTimeout time.Duration
+
+	// Backoff spaces the connection attempts to an endpoint whose dials
+	// fail.
+	Backoff Backoff
+
+	// MaxFrameSize is the largest frame payload the client accepts,
+	// announced to the server in the handshake (default 4 MiB, at least
+	// protocol.MinFrameSize). A larger frame is a protocol violation that
+	// closes the connection.
+	MaxFrameSize uint32
+
+	// Logger receives connection-level events; nil discards them.
+	Logger *slog.Logger
+
+	// KeepaliveInterval, when positive, makes the client send a Ping on a
+	// connection that received nothing for this long, and close it when
+	// nothing arrives for another interval. The server's Pings are always
+	// answered, whatever this value.
+	KeepaliveInterval time.Duration
+
+	// IdempotentMethods lists the methods ("service/method") that may be
+	// retried after the connection was lost or the server answered
+	// Unavailable, since running them twice is harmless.
+	IdempotentMethods []string
+
+	// MaxAttempts bounds the attempts of one call, first attempt included
+	// (default 3); the MaxAttempts call option overrides it.
+	MaxAttempts int
+
+	// WriteBufferSize bounds the frames pending on a connection before a
+	// caller blocks (protocol.DefaultWriteBufferSize by default).
+	WriteBufferSize int
+}
+
+// Backoff is an exponential backoff with jitter: the n-th consecutive
+// failure waits Initial*2^(n-1), capped at Max, then scaled by a random
+// factor in [1-Jitter, 1+Jitter].
+type Backoff struct {
+	Initial time.Duration // default 50ms
+	Max     time.Duration // default 5s
+	Jitter  float64       // 0..1, default 0.2
+}
+
+// delay returns the wait after the given number of consecutive failures.
+func (b Backoff) delay(failures int) time.Duration {
+	d := b.Initial
+	for i := 1; i < failures && d < b.Max; i++ {
+		d *= 2
+	}
+	d = min(d, b.Max)
+	if b.Jitter > 0 {
+		d = time.Duration(float64(d) * (1 - b.Jitter + 2*b.Jitter*rand.Float64()))
+	}
+	return d
+}
+
+// config is a resolved Options.
+type config struct {
+	Options
+	idempotent map[string]struct{}
+}
+
+func (o Options) resolve() (*config, error) {
+	if o.DialTimeout == 0 {
+		o.DialTimeout = 10 * time.Second
+	}
+	if o.DialTimeout < 0 {
+		return nil, errors.New("client: negative DialTimeout")
+	}
+	if o.Backoff.Initial == 0 {
+		o.Backoff.Initial = 50 * time.Millisecond
+	}
+	if o.Backoff.Max == 0 {
+		o.Backoff.Max = 5 * time.Second
+	}
+	if o.Backoff.Jitter == 0 {
+		o.Backoff.Jitter = 0.2
+	}
+	if o.Backoff.Initial < 0 || o.Backoff.Max < o.Backoff.Initial || o.Backoff.Jitter < 0 || o.Backoff.Jitter > 1 {
+		return nil, fmt.Errorf("client: invalid Backoff %+v", o.Backoff)
+	}
+	if o.MaxFrameSize == 0 {
+		o.MaxFrameSize = protocol.DefaultLimits().MaxFrameSize
+	}
+	if o.MaxFrameSize < protocol.MinFrameSize {
+		return nil, fmt.Errorf("client: MaxFrameSize %d is below %d", o.MaxFrameSize, protocol.MinFrameSize)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.KeepaliveInterval < 0 {
+		o.KeepaliveInterval = 0
+	}
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = 3
+	}
+	if o.MaxAttempts < 0 {
+		return nil, errors.New("client: negative MaxAttempts")
+	}
+	c := &config{Options: o, idempotent: make(map[string]struct{}, len(o.IdempotentMethods))}
+	for _, m := range o.IdempotentMethods {
+		c.idempotent[m] = struct{}{}
+	}
+	return c, nil
+}
+
+// limits are the protocol limits the client enforces on what it receives.
+func (c *config) limits() protocol.Limits {
+	l := protocol.DefaultLimits()
+	l.MaxFrameSize = c.MaxFrameSize
+	return l
+}

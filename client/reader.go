@@ -1,0 +1,147 @@
+package client
+
+import (
+	"errors"
+	"io"
+	"net"
+
+	"github.com/sluicerpc/sluice/protocol"
+)
+
+// readLoop is the connection's reader goroutine: it dispatches every frame
+// until the connection fails or is closed, then fails the calls still
+// waiting and releases the connection.
+func (c *conn) readLoop() {
+	defer c.client.wg.Done()
+	err := c.readFrames()
+	c.shutdown(err)
+}
+
+func (c *conn) readFrames() error {
+	var resp protocol.Response
+	var pong []byte
+	for {
+		h, payload, err := c.rd.ReadFrame()
+		if err != nil {
+			return err
+		}
+		c.received.Add(1)
+		switch h.Type {
+		case protocol.FrameResponse:
+			if err := protocol.ParseResponse(h, payload, c.lim, &resp); err != nil {
+				return err
+			}
+			if cl := c.take(h.ID); cl != nil {
+				if resp.Compressed {
+					cl.complete(outcomeRemoteError, unavailable("the server sent a compressed response, which this client did not offer"))
+					continue
+				}
+				cl.completeBody(resp.Body)
+			}
+		case protocol.FrameError:
+			var f protocol.ErrorFrame
+			if err := protocol.ParseError(h, payload, c.lim, &f); err != nil {
+				return err
+			}
+			if h.ID == 0 {
+				return connError{statusOf(&f)}
+			}
+			if cl := c.take(h.ID); cl != nil {
+				cl.complete(outcomeRemoteError, statusOf(&f))
+			}
+		case protocol.FramePing:
+			data, err := protocol.ParsePing(h, payload)
+			if err != nil {
+				return err
+			}
+			pong = protocol.AppendPong(pong[:0], data)
+			_ = c.w.Write(pong)
+		case protocol.FramePong:
+			// Counted in received: the server is alive.
+		case protocol.FrameGoAway:
+			var g protocol.GoAway
+			if err := protocol.ParseGoAway(h, payload, &g); err != nil {
+				return err
+			}
+			c.onGoAway(&g)
+		default:
+			return &protocol.ProtocolError{Reason: "the server sent a " + h.Type.String() + " frame"}
+		}
+	}
+}
+
+// connError is a connection-level Error frame from the server.
+type connError struct{ err error }
+
+func (e connError) Error() string { return e.err.Error() }
+func (e connError) Unwrap() error { return e.err }
+
+// onGoAway stops new calls on the connection, fails the calls the server
+// will not process (id > LastID) as retryable, and lets the others finish.
+func (c *conn) onGoAway(g *protocol.GoAway) {
+	c.usable.Store(false)
+	c.ep.detach(c)
+	c.client.cfg.Logger.Debug("sluice client: GoAway", "endpoint", c.ep.addr, "last_id", g.LastID, "code", g.Code.String(), "message", g.Message)
+	var lost []*call
+	c.mu.Lock()
+	c.goingAway = true
+	for id, cl := range c.calls {
+		if id > g.LastID {
+			delete(c.calls, id)
+			lost = append(lost, cl)
+		}
+	}
+	drained := len(c.calls) == 0
+	c.mu.Unlock()
+	err := unavailable("server going away (" + g.Message + "): request not processed")
+	for _, cl := range lost {
+		cl.complete(outcomeGoAway, err)
+	}
+	if drained {
+		c.close(unavailable("connection drained after GoAway"))
+	}
+}
+
+// shutdown ends the connection after its reader stopped with readErr: the
+// calls still waiting fail (with the recorded close cause, or Unavailable
+// for a lost connection), the endpoint forgets the connection, the
+// keepalive stops and the writer and socket are closed.
+func (c *conn) shutdown(readErr error) {
+	c.usable.Store(false)
+	c.ep.detach(c)
+	c.mu.Lock()
+	c.closed = true
+	cause := c.closeErr
+	if cause == nil {
+		cause = lostError(readErr)
+		c.closeErr = cause
+	}
+	calls := c.calls
+	c.calls = nil
+	c.ka.stop()
+	c.mu.Unlock()
+	for _, cl := range calls {
+		cl.complete(outcomeConnClosed, cause)
+	}
+	_ = c.w.Close()
+	_ = c.nc.Close()
+	c.client.untrack(c)
+	if readErr != nil && !errors.Is(readErr, net.ErrClosed) {
+		c.client.cfg.Logger.Debug("sluice client: connection ended", "endpoint", c.ep.addr, "error", readErr)
+	}
+}
+
+// lostError is the error of calls on a connection that ended with readErr.
+func lostError(readErr error) error {
+	var ce connError
+	switch {
+	case errors.As(readErr, &ce):
+		return ce.err
+	case errors.Is(readErr, io.EOF):
+		return unavailable("connection closed by the server")
+	case protocol.IsViolation(readErr):
+		return unavailable("protocol violation by the server: " + readErr.Error())
+	default:
+		return unavailable("connection lost: " + readErr.Error())
+	}
+}
