@@ -31,6 +31,7 @@ require (
 )
 
 require (
+	github.com/sluicerpc/sluice/client v0.0.0
 	github.com/sluicerpc/sluice/conformance v0.0.0
 	github.com/sluicerpc/sluice/plugin v0.0.0
 	github.com/sluicerpc/sluice/protocol v0.0.0
@@ -55,3 +56,5 @@ replace github.com/sluicerpc/sluice/server => ../../server
 replace github.com/sluicerpc/sluice/protocol => ../../protocol
 
 replace github.com/sluicerpc/sluice/message => ../../message
+
+replace github.com/sluicerpc/sluice/client => ../../client

@@ -5,6 +5,7 @@
 //	sluice demo [flags]                   run the live-reconfiguration admission demo
 //	sluice conformance --plugin PATH ...  run the conformance suite against a plugin binary
 //	sluice serve [flags]                  serve the echo service
+//	sluice call [flags]                   call a method, or load it
 //	sluice help                           print this help
 package main
 
@@ -46,6 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runConformanceCommand(ctx, args[1:], stdout, stderr)
 	case "serve":
 		return runServeCommand(ctx, args[1:], stdout, stderr)
+	case "call":
+		return runCallCommand(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
@@ -67,6 +70,7 @@ commands:
                plugin binary serves: sluice conformance --plugin PATH
   serve        serve the echo service (echo/Say, echo/Sleep) over TCP or
                TLS, with connection, call and admission bounds
+  call         call a method once, or load it with -n and -c
   help         print this help
 
 Run "sluice <command> -h" for a command's flags.

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluicerpc/sluice/client"
+	"github.com/sluicerpc/sluice/protocol/status"
+)
+
+// callOptions are the flags of "sluice call".
+type callOptions struct {
+	Addrs              string
+	Method             string
+	Data               string
+	Sleep              time.Duration
+	N, Concurrency     int
+	Timeout            time.Duration
+	CA, Cert, Key      string
+	ServerName, Auth   string
+	Idempotent, OneWay bool
+}
+
+func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sluice call", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o callOptions
+	fs.StringVar(&o.Addrs, "addr", "127.0.0.1:7878", "server endpoints, comma-separated")
+	fs.StringVar(&o.Method, "method", "echo/Say", "method to call, service/method")
+	fs.StringVar(&o.Data, "data", "hello", "request body")
+	fs.DurationVar(&o.Sleep, "sleep", 0, "call echo/Sleep for this long instead (overrides -method and -data)")
+	fs.IntVar(&o.N, "n", 1, "number of calls")
+	fs.IntVar(&o.Concurrency, "c", 1, "concurrent callers")
+	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "deadline of each call (sent as its time budget)")
+	fs.StringVar(&o.CA, "tls-ca", "", "CA file (PEM): speak TLS and verify the server with it")
+	fs.StringVar(&o.Cert, "tls-cert", "", "client certificate file (PEM), with -tls-key")
+	fs.StringVar(&o.Key, "tls-key", "", "client private key file (PEM)")
+	fs.StringVar(&o.ServerName, "server-name", "", "TLS server name (default: the endpoint's host)")
+	fs.StringVar(&o.Auth, "auth", "", "authentication payload for the server's authenticator")
+	fs.BoolVar(&o.Idempotent, "idempotent", false, "mark the method idempotent: retried across endpoints on connection loss")
+	fs.BoolVar(&o.OneWay, "one-way", false, "send one-way calls (no answer)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: sluice call [flags]\n\nCalls a method; with -n 1 prints the answer, else a summary.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if err := o.validate(fs.Args()); err != nil {
+		fmt.Fprintf(stderr, "sluice call: %v\n", err)
+		return exitUsage
+	}
+	opts, err := o.clientOptions()
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice call: %v\n", err)
+		return exitUsage
+	}
+	dialCtx, cancel := context.WithTimeout(ctx, o.Timeout)
+	c, err := client.Dial(dialCtx, strings.Split(o.Addrs, ","), opts)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice call: %v\n", err)
+		return exitFail
+	}
+	defer func() { _ = c.Close() }()
+	method, body := o.Method, []byte(o.Data)
+	if o.Sleep > 0 {
+		method, body = echoService+"/"+echoSleep, sleepBody(o.Sleep)
+	}
+	if o.N == 1 && !o.OneWay {
+		cctx, cancel := context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+		resp, err := c.CallRaw(cctx, method, body)
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice call: %v\n", err)
+			return exitFail
+		}
+		if o.Sleep > 0 {
+			fmt.Fprintf(stdout, "slept %v\n", o.Sleep)
+		} else {
+			fmt.Fprintf(stdout, "%s\n", resp)
+		}
+		return exitOK
+	}
+	sum := o.load(ctx, c, method, body)
+	sum.print(stdout)
+	if sum.ok == 0 {
+		return exitFail
+	}
+	return exitOK
+}
+
+func (o callOptions) validate(extra []string) error {
+	switch {
+	case len(extra) > 0:
+		return fmt.Errorf("unexpected arguments: %q", extra)
+	case o.N < 1 || o.Concurrency < 1:
+		return errors.New("-n and -c must be at least 1")
+	case o.Timeout <= 0:
+		return errors.New("-timeout must be positive")
+	case o.Sleep < 0 || o.Sleep > maxSleep:
+		return fmt.Errorf("-sleep must be within 0..%v", maxSleep)
+	case (o.Cert == "") != (o.Key == ""):
+		return errors.New("-tls-cert and -tls-key go together")
+	case o.Cert != "" && o.CA == "":
+		return errors.New("-tls-cert needs -tls-ca")
+	}
+	return nil
+}
+
+func (o callOptions) clientOptions() (client.Options, error) {
+	opts := client.Options{Auth: []byte(o.Auth)}
+	if o.Auth == "" {
+		opts.Auth = nil
+	}
+	if o.Idempotent {
+		m := o.Method
+		if o.Sleep > 0 {
+			m = echoService + "/" + echoSleep
+		}
+		opts.IdempotentMethods = []string{m}
+	}
+	if o.CA == "" {
+		return opts, nil
+	}
+	pem, err := os.ReadFile(o.CA)
+	if err != nil {
+		return opts, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return opts, fmt.Errorf("-tls-ca %s: no certificate found", o.CA)
+	}
+	opts.TLS = &tls.Config{RootCAs: pool, ServerName: o.ServerName, MinVersion: tls.VersionTLS12}
+	if o.Cert != "" {
+		cert, err := tls.LoadX509KeyPair(o.Cert, o.Key)
+		if err != nil {
+			return opts, err
+		}
+		opts.TLS.Certificates = []tls.Certificate{cert}
+	}
+	return opts, nil
+}
+
+// summary is what a load of calls ended with.
+type summary struct {
+	ok      int
+	failed  map[string]int // by code and reason
+	lat     []time.Duration
+	elapsed time.Duration
+}
+
+func (o callOptions) load(ctx context.Context, c *client.Client, method string, body []byte) summary {
+	var (
+		mu   sync.Mutex
+		sum  = summary{failed: map[string]int{}}
+		next = make(chan struct{}, o.N)
+		wg   sync.WaitGroup
+	)
+	for range o.N {
+		next <- struct{}{}
+	}
+	close(next)
+	start := time.Now()
+	for range o.Concurrency {
+		wg.Go(func() {
+			for range next {
+				if ctx.Err() != nil {
+					return
+				}
+				cctx, cancel := context.WithTimeout(ctx, o.Timeout)
+				t0 := time.Now()
+				var err error
+				if o.OneWay {
+					err = c.OneWay(cctx, method, body)
+				} else {
+					_, err = c.CallRaw(cctx, method, body)
+				}
+				d := time.Since(t0)
+				cancel()
+				mu.Lock()
+				if err == nil {
+					sum.ok++
+					sum.lat = append(sum.lat, d)
+				} else {
+					sum.failed[failureKey(err)]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	sum.elapsed = time.Since(start)
+	return sum
+}
+
+func failureKey(err error) string {
+	code := status.Code(err)
+	if e, ok := status.FromError(err); ok && e.Reason != "" {
+		return fmt.Sprintf("%v (%s)", code, e.Reason)
+	}
+	return code.String()
+}
+
+func (s summary) print(w io.Writer) {
+	total := s.ok
+	for _, n := range s.failed {
+		total += n
+	}
+	fmt.Fprintf(w, "calls: %d in %v (%.0f/s), ok %d\n", total, s.elapsed.Round(time.Millisecond), float64(total)/s.elapsed.Seconds(), s.ok)
+	if len(s.lat) > 0 {
+		slices.Sort(s.lat)
+		fmt.Fprintf(w, "latency: p50 %v, p99 %v, max %v\n", s.lat[len(s.lat)/2], s.lat[len(s.lat)*99/100], s.lat[len(s.lat)-1])
+	}
+	keys := make([]string, 0, len(s.failed))
+	for k := range s.failed {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "failed: %s: %d\n", k, s.failed[k])
+	}
+}

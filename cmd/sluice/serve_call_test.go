@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a bytes.Buffer safe for the serve goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// freeAddr returns a loopback address nobody listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// serveInBackground runs "sluice serve" with args until the test ends and
+// returns its address and output.
+func serveInBackground(t *testing.T, args ...string) (string, *syncBuffer) {
+	t.Helper()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, append([]string{"serve", "-addr", addr}, args...), &out, &errOut) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.Equal(t, exitOK, <-done, "serve: %s", errOut.String())
+	})
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "listening on") }, 10*time.Second, time.Millisecond, errOut.String())
+	return addr, &out
+}
+
+func TestServeAndCall(t *testing.T) {
+	addr, out := serveInBackground(t, "-concurrency", "2")
+	code, stdout, stderr := runCommand("call", "-addr", addr, "-data", "ping")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "ping\n", stdout)
+
+	code, stdout, stderr = runCommand("call", "-addr", addr, "-sleep", "1s", "-n", "6", "-c", "6")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "calls: 6 in")
+	assert.Contains(t, stdout, "ok 2\n", "the global concurrency limit of 2 admits two sleepers at once")
+	assert.Contains(t, stdout, "failed: ResourceExhausted (concurrency): 4")
+
+	code, _, stderr = runCommand("call", "-addr", addr, "-method", "echo/Nope")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "Unimplemented")
+	assert.Contains(t, out.String(), "admission=concurrency=2")
+}
+
+func TestServeAndCallOverTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca, cert, key := writeTestCerts(t, dir)
+	addr, out := serveInBackground(t, "-tls-cert", cert, "-tls-key", key)
+	assert.Contains(t, out.String(), "tls=true")
+	code, stdout, stderr := runCommand("call", "-addr", addr, "-tls-ca", ca, "-data", "secure")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "secure\n", stdout)
+
+	code, _, stderr = runCommand("call", "-addr", addr, "-timeout", "2s")
+	assert.Equal(t, exitFail, code, "plaintext against TLS fails")
+	assert.NotEmpty(t, stderr)
+}
+
+func TestServeAndCallFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "-tls-cert", "x"}, "-tls-cert and -tls-key go together"},
+		{[]string{"serve", "-client-ca", "x"}, "-client-ca needs -tls-cert and -tls-key"},
+		{[]string{"serve", "-queue-calls", "3"}, "-queue-calls needs -concurrency or -rate"},
+		{[]string{"serve", "extra"}, "unexpected arguments"},
+		{[]string{"call", "-n", "0"}, "-n and -c must be at least 1"},
+		{[]string{"call", "-timeout", "0s"}, "-timeout must be positive"},
+		{[]string{"call", "-sleep", "2h"}, "-sleep must be within"},
+		{[]string{"call", "-tls-cert", "a", "-tls-key", "b"}, "-tls-cert needs -tls-ca"},
+		{[]string{"call", "extra"}, "unexpected arguments"},
+	} {
+		code, _, stderr := runCommand(tc.args...)
+		assert.Equal(t, exitUsage, code, "%v", tc.args)
+		assert.Contains(t, stderr, tc.want, "%v", tc.args)
+	}
+	code, _, stderr := runCommand("call", "-addr", freeAddr(t), "-timeout", "1s")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "dial")
+}
+
+// writeTestCerts writes a CA, and a server certificate and key for
+// 127.0.0.1 signed by it, as PEM files in dir.
+func writeTestCerts(t *testing.T, dir string) (ca, cert, key string) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sluice-test-ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	require.NoError(t, err)
+	caCert, err := x509.ParseCertificate(caDER)
+	require.NoError(t, err)
+	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	srvTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "sluice-test-server"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
+	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalECPrivateKey(srvKey)
+	require.NoError(t, err)
+	write := func(name, typ string, der []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600))
+		return p
+	}
+	return write("ca.pem", "CERTIFICATE", caDER), write("server.pem", "CERTIFICATE", srvDER), write("server-key.pem", "EC PRIVATE KEY", keyDER)
+}
