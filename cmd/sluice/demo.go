@@ -2,17 +2,23 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicerpc/sluice/client"
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/limiters/concurrency"
+	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/protocol/status"
+	"github.com/sluicerpc/sluice/server"
 	"github.com/sluicerpc/sluice/spi"
 )
 
@@ -32,8 +38,6 @@ type demoOptions struct {
 	LongHolders int
 	// HoldMin and HoldMax bound how long a worker holds a permit.
 	HoldMin, HoldMax time.Duration
-	// AdmitTimeout is the context timeout of each Admit.
-	AdmitTimeout time.Duration
 	// WaitBound bounds how long a step waits for its precondition.
 	WaitBound time.Duration
 	// DrainTimeout bounds the final Drain.
@@ -49,7 +53,6 @@ func defaultDemoOptions() demoOptions {
 		LongHolders:  2,
 		HoldMin:      2 * time.Millisecond,
 		HoldMax:      12 * time.Millisecond,
-		AdmitTimeout: 100 * time.Millisecond,
 		WaitBound:    2 * time.Second,
 		DrainTimeout: 5 * time.Second,
 	}
@@ -69,7 +72,7 @@ func (o demoOptions) validate() error {
 		return fmt.Errorf("long holders must be between 1 and workers-1, got %d", o.LongHolders)
 	case o.HoldMin <= 0 || o.HoldMax < o.HoldMin:
 		return fmt.Errorf("hold times must satisfy 0 < min <= max, got %s..%s", o.HoldMin, o.HoldMax)
-	case o.AdmitTimeout <= 0 || o.WaitBound <= 0 || o.DrainTimeout <= 0:
+	case o.WaitBound <= 0 || o.DrainTimeout <= 0:
 		return errors.New("timeouts must be positive")
 	}
 	return nil
@@ -155,7 +158,11 @@ func refusalName(i int) string {
 // demo is one run of the scenario.
 type demo struct {
 	opts     demoOptions
-	k        *kernel.Kernel
+	srv      *server.Server
+	cli      *client.Client
+	addr     string
+	served   chan error
+	k        *kernel.Kernel // the server's admission kernel
 	obs      *observer
 	tl       *timeline
 	browse   kernel.MethodID
@@ -179,21 +186,46 @@ type demo struct {
 }
 
 func newDemo(w io.Writer, opts demoOptions) (*demo, error) {
-	var b kernel.CatalogBuilder
 	d := &demo{
 		opts:        opts,
-		browse:      b.MustAdd(demoService, "Browse"),
-		checkout:    b.MustAdd(demoService, "Checkout"),
 		longRelease: make(chan struct{}),
 		tl:          newTimeline(w, time.Now()),
+		served:      make(chan error, 1),
 	}
-	k, err := kernel.New(kernel.Config{Catalog: b.Build()})
+	// The shop service: both methods hold the call for the duration
+	// the worker asked for (see handle).
+	mux := server.NewMux()
+	mux.HandleRaw(demoService, "Browse", func(ctx context.Context, req []byte) ([]byte, error) { return d.handle(ctx, d.browse, req) })
+	mux.HandleRaw(demoService, "Checkout", func(ctx context.Context, req []byte) ([]byte, error) { return d.handle(ctx, d.checkout, req) })
+	srv, err := server.New(mux, server.Options{})
 	if err != nil {
 		return nil, err
 	}
-	d.k = k
-	d.obs = newObserver(k.Catalog())
+	d.srv, d.k = srv, srv.Admission()
+	cat := d.k.Catalog()
+	d.browse, _ = cat.Lookup(demoService + "/Browse")
+	d.checkout, _ = cat.Lookup(checkoutMethod)
+	d.obs = newObserver(cat)
 	return d, nil
+}
+
+// start serves the shop service on a loopback port and dials it.
+func (d *demo) start() error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	d.addr = l.Addr().String()
+	go func() { d.served <- d.srv.Serve(l) }()
+	ctx, cancel := context.WithTimeout(context.Background(), d.opts.WaitBound)
+	defer cancel()
+	d.cli, err = client.Dial(ctx, []string{d.addr}, client.Options{})
+	if err != nil {
+		_ = d.srv.Close()
+		<-d.served
+		return err
+	}
+	return nil
 }
 
 // runDemo runs the scenario, printing the timeline to w, and returns what
@@ -209,8 +241,11 @@ func runDemo(ctx context.Context, w io.Writer, opts demoOptions) (demoResult, er
 	if err != nil {
 		return demoResult{}, err
 	}
-	d.tl.printf("sluice demo: service %s (Browse, Checkout), %d workers, seed %d, step %s, rate step %s",
-		demoService, opts.Workers, opts.Seed, opts.Step, opts.RateStep)
+	if err := d.start(); err != nil {
+		return demoResult{}, err
+	}
+	d.tl.printf("sluice demo: service %s (Browse, Checkout) served on %s, %d client workers, seed %d, step %s, rate step %s",
+		demoService, d.addr, opts.Workers, opts.Seed, opts.Step, opts.RateStep)
 	d.tl.header()
 
 	// Workers are stopped by finish, not by ctx, so an interrupted run
@@ -233,60 +268,83 @@ func runDemo(ctx context.Context, w io.Writer, opts demoOptions) (demoResult, er
 	return res, errors.Join(scriptErr, finishErr, d.tl.Err())
 }
 
-// worker loops capture -> Admit -> hold -> Release until ctx ends.
+// worker calls Browse or Checkout (three in ten) over the client, asking
+// the handler to hold the call for a random time, until ctx ends. The
+// server captures, admits, holds and releases; the handler reports to the
+// observer (see handle).
 func (d *demo) worker(ctx context.Context, id int) {
 	rng := rand.New(rand.NewPCG(d.opts.Seed, uint64(id)))
-	var p kernel.Permit // reused: a released permit may be captured again
+	body := make([]byte, holdBodySize, holdBodySize+4<<10)
 	for ctx.Err() == nil {
-		m := d.browse
+		method := demoService + "/Browse"
 		if rng.IntN(10) < 3 {
-			m = d.checkout
+			method = checkoutMethod
 		}
-		req := kernel.Request{Method: m, Bytes: 256 + rng.Int64N(4<<10-256+1)}
 		hold := d.opts.HoldMin + time.Duration(rng.Int64N(int64(d.opts.HoldMax-d.opts.HoldMin)+1))
-
-		e0 := d.obs.currentEpoch()
-		if !d.k.Capture(&p) {
-			// Disabled: the request bypasses admission and is not counted.
-			d.bypassed.Add(1)
-			d.bypassing.Add(1)
-			sleepCtx(ctx, hold)
-			d.bypassing.Add(-1)
-			continue
-		}
-		actx, cancel := context.WithTimeout(ctx, d.opts.AdmitTimeout)
-		err := p.Admit(actx, req)
-		cancel()
-		if err != nil {
-			p.Release() // a refused permit holds nothing; this only ends it
+		// e0 is read before the request is sent, so before the server
+		// captures its program (see observer).
+		binary.LittleEndian.PutUint64(body[0:], uint64(hold))
+		binary.LittleEndian.PutUint64(body[8:], d.obs.currentEpoch())
+		payload := body[:holdBodySize+rng.IntN(4<<10-256+1)+256-holdBodySize]
+		if _, err := d.cli.CallRaw(ctx, method, payload); err != nil {
 			d.countRefusal(ctx, err)
 			sleepCtx(ctx, hold) // back off before the next request
-			continue
 		}
-		h := d.obs.granted(e0, p.Generation(), m)
-		d.admitted.Add(1)
-		if d.takeLongHold() {
-			d.longHeld.Add(1)
-			select {
-			case <-d.longRelease:
-			case <-ctx.Done():
-			}
-			d.longHeld.Add(-1)
-		} else {
-			sleepCtx(ctx, hold)
-		}
-		d.obs.released(h)
-		p.Release()
 	}
+}
+
+// holdBodySize is the request header of the demo's calls: the hold time
+// and the worker's epoch, 8 bytes each; padding follows.
+const holdBodySize = 16
+
+// handle is the shop handler, running under the permit the server's
+// admission granted (or bypassing admission when it was disabled): it
+// counts the holder in the observer, holds, and uncounts it before the
+// server releases the permit.
+func (d *demo) handle(ctx context.Context, m kernel.MethodID, req []byte) ([]byte, error) {
+	if len(req) < holdBodySize {
+		return nil, status.New(protocol.CodeInvalidArgument, "short demo request")
+	}
+	hold := time.Duration(binary.LittleEndian.Uint64(req[0:]))
+	e0 := binary.LittleEndian.Uint64(req[8:])
+	info, _ := server.CallInfoFromContext(ctx)
+	if info.Generation == 0 {
+		// Disabled when the server parsed the request: not counted.
+		d.bypassed.Add(1)
+		d.bypassing.Add(1)
+		sleepCtx(ctx, hold)
+		d.bypassing.Add(-1)
+		return nil, nil
+	}
+	h := d.obs.granted(e0, info.Generation, m)
+	d.admitted.Add(1)
+	if d.takeLongHold() {
+		d.longHeld.Add(1)
+		select {
+		case <-d.longRelease:
+		case <-ctx.Done():
+		}
+		d.longHeld.Add(-1)
+	} else {
+		sleepCtx(ctx, hold)
+	}
+	d.obs.released(h)
+	return nil, nil
 }
 
 func (d *demo) countRefusal(ctx context.Context, err error) {
 	if ctx.Err() != nil {
 		return // the demo is stopping; not a refusal
 	}
-	switch r, ok := kernel.ReasonOf(err); {
-	case ok:
-		d.refusals[r].Add(1)
+	if e, ok := status.FromError(err); ok && e.Reason != "" {
+		for r := kernel.ReasonNone + 1; r <= kernel.ReasonPartitionCapacity; r++ {
+			if r.String() == e.Reason {
+				d.refusals[r].Add(1)
+				return
+			}
+		}
+	}
+	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		d.refusals[refusalCancelled].Add(1)
 	default:
@@ -516,15 +574,23 @@ func (d *demo) finish(stopWork context.CancelFunc, workers *sync.WaitGroup) (dem
 	d.releaseLongHolders()
 	workers.Wait()
 
-	// Every permit is released: the states still exist and must be idle.
-	problems := counterProblems(d.k.Stats(), false)
-	d.k.Seal()
+	// The client's calls have ended; the server's end as their contexts
+	// are cancelled. Stop seals admission (queued requests end
+	// Unavailable), waits for the calls in flight and drains the kernel.
+	_ = d.cli.Close()
+	var problems []string
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.DrainTimeout)
-	drainErr := d.k.Drain(ctx)
+	drainErr := d.srv.Stop(ctx)
 	cancel()
+	if err := <-d.served; !errors.Is(err, server.ErrServerClosed) {
+		problems = append(problems, fmt.Sprintf("Serve: %v", err))
+	}
 	if drainErr != nil {
-		drainErr = fmt.Errorf("Drain: %w", drainErr)
+		drainErr = fmt.Errorf("Stop: %w", drainErr)
 		problems = append(problems, drainErr.Error())
+	}
+	if sc := d.srv.Stats().ServerCalls; sc.Active != 0 || sc.Reserved != 0 {
+		problems = append(problems, fmt.Sprintf("server calls active=%d reserved=%d", sc.Active, sc.Reserved))
 	}
 	final := d.k.Stats()
 	problems = append(problems, counterProblems(final, true)...)

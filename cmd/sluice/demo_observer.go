@@ -18,10 +18,12 @@ import (
 // The updater (the only publisher) calls publishing before every Enable,
 // Update or Disable: it appends the candidate's concurrency limits to the
 // epoch log and bumps the epoch, so the epoch of a publication equals the
-// kernel generation it produces. A worker reads the epoch (e0) before
-// Capture; after a grant it calls granted, which increments the holder count
-// of every scope the granting program binds and then reads the epoch again
-// (e1). The grant is an over-admission if a holder count it produced is
+// kernel generation it produces. A worker reads the epoch (e0) before it
+// sends its request, so before the server captures a program for it; the
+// handler, which runs once the server's admission granted the call, calls
+// granted with e0 and the generation that admitted the call
+// (server.CallInfoFromContext), which increments the holder count of every
+// scope the granting program binds and then reads the epoch again (e1). The grant is an over-admission if a holder count it produced is
 // above the largest limit that scope had in epochs e0-1 through e1: the
 // program current at Capture is that of e0 or, if the publication of e0 had
 // not happened yet, e0-1, and a queued grant is checked against whatever
@@ -30,9 +32,10 @@ import (
 // limit. Holders that stay above a shrunk bound are fine; only a grant that
 // produces a count above every bound in its window is counted.
 //
-// Holder counts are incremented after Admit returned nil and decremented
-// before Release, so at every instant they are at most what the kernel
-// holds; if the kernel respects its limits the observer never counts an
+// Holder counts are incremented in the handler, after the server's
+// admission granted the call, and decremented before the handler returns,
+// so before the server releases the permit: at every instant they are at
+// most what the kernel holds; if the kernel respects its limits the observer never counts an
 // over-admission. Permits captured while disabled are never counted.
 //
 // The observer also records the time of every grant by a program with a

@@ -132,7 +132,8 @@ func TestDemoCommandExitsCleanly(t *testing.T) {
 	code := run(context.Background(), []string{"demo", "-workers", "6", "-step", "30ms", "-seed", "7", "-rate-step", "100ms"}, &stdout, &stderr)
 	require.Equal(t, exitOK, code, "stderr: %s\nstdout: %s", stderr.String(), stdout.String())
 	assert.Empty(t, stderr.String())
-	assert.Contains(t, stdout.String(), "6 workers, seed 7, step 30ms, rate step 100ms")
+	assert.Contains(t, stdout.String(), "6 client workers, seed 7, step 30ms, rate step 100ms")
+	assert.Regexp(t, `served on 127\.0\.0\.1:\d+, `, stdout.String(), "the demo runs a real server and client over loopback")
 	assert.Equal(t, cleanLine, lastLine(stdout.String()))
 }
 
