@@ -189,3 +189,70 @@ func TestCaptureOncePerRequest(t *testing.T) {
 }
 
 var _ = context.Background
+
+// TestIdentityAndMetadataReachPartitionSelectors: the authenticator's
+// identity and the request's metadata are facts of the partition selector:
+// each tenant gets its own concurrency budget.
+func TestIdentityAndMetadataReachPartitionSelectors(t *testing.T) {
+	auth := server.AuthenticatorFunc(func(_ context.Context, info server.AuthInfo) (string, error) {
+		return string(info.Payload), nil
+	})
+	s := startServer(t, server.Options{Authenticator: auth})
+	byIdentity := kernel.Selector{Name: "identity", Version: 1, Key: func(f kernel.Facts) (string, bool) {
+		return f.Identity, f.Identity != ""
+	}}
+	_, err := s.Admission().Enable(kernel.Options{Partition: &kernel.PartitionPolicy{
+		Selector: byIdentity, MaxPartitions: 8, IdleTimeout: time.Minute,
+		Rule: kernel.Rule{Limits: []spi.Spec{concurrency.Spec(1)}},
+	}})
+	require.NoError(t, err)
+	dial := func(identity string) *rawClient {
+		c := dialNoHandshake(t, s.addr)
+		c.handshake([]byte(identity))
+		return c
+	}
+	a, b := dial("tenant-a"), dial("tenant-b")
+	a.send("echo", "Hold", nil, nil)
+	<-s.mux.entered
+	b.send("echo", "Hold", nil, nil)
+	<-s.mux.entered // tenant-b has its own budget
+
+	r := a.call("echo", "Say", nil)
+	require.NotNil(t, r.err, "tenant-a's budget of 1 is held")
+	assert.Equal(t, "concurrency", r.err.Reason)
+	assert.Contains(t, r.err.Message, "partition:identity@v1")
+	for range 2 {
+		s.mux.block <- struct{}{}
+		<-s.mux.ctxErr
+	}
+	a.next()
+	b.next()
+
+	// Metadata: a selector on a metadata value.
+	byHeader := kernel.Selector{Name: "header", Version: 1, Key: func(f kernel.Facts) (string, bool) {
+		if f.Metadata == nil {
+			return "", false
+		}
+		return f.Metadata.Get("tenant")
+	}}
+	_, err = s.Admission().Update(s.Admission().Generation(), kernel.Options{Partition: &kernel.PartitionPolicy{
+		Selector: byHeader, MaxPartitions: 8, IdleTimeout: time.Minute,
+		Rule: kernel.Rule{Limits: []spi.Spec{concurrency.Spec(1)}},
+	}})
+	require.NoError(t, err)
+	withTenant := func(name string) func(*protocol.Request) {
+		return func(r *protocol.Request) { require.NoError(t, r.Metadata.Add("tenant", []byte(name))) }
+	}
+	a.send("echo", "Hold", nil, withTenant("x"))
+	<-s.mux.entered
+	id := a.send("echo", "Say", nil, withTenant("x"))
+	r = a.next()
+	assert.Equal(t, id, r.id)
+	require.NotNil(t, r.err)
+	assert.Equal(t, "concurrency", r.err.Reason)
+	require.Nil(t, a.call("echo", "Say", []byte("y")).err, "no tenant: the default partition")
+	s.mux.block <- struct{}{}
+	<-s.mux.ctxErr
+	a.next()
+	requireLedgerZero(t, s)
+}
