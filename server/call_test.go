@@ -9,9 +9,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/limiters/concurrency"
+	"github.com/sluicerpc/sluice/message/protomsg"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/server"
 	"github.com/sluicerpc/sluice/spi"
@@ -189,4 +192,31 @@ func TestCallInfo(t *testing.T) {
 	assert.Equal(t, server.CallInfo{Method: "svc/Info", ID: 2, Generation: gen}, <-infos)
 	_, ok := server.CallInfoFromContext(context.Background())
 	assert.False(t, ok)
+}
+
+func TestTypedProtobufHandler(t *testing.T) {
+	mux := server.NewMux()
+	server.Handle(mux, "kv", "Get", protomsg.Codec[wrapperspb.StringValue](), protomsg.Codec[wrapperspb.Int64Value](),
+		func(_ context.Context, req *wrapperspb.StringValue) (*wrapperspb.Int64Value, error) {
+			return wrapperspb.Int64(int64(len(req.GetValue()))), nil
+		})
+	srv, err := server.New(mux, server.Options{})
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(l) }()
+	defer func() { _ = srv.Close() }()
+
+	c := dialRaw(t, l.Addr().String())
+	body, err := proto.Marshal(wrapperspb.String("four"))
+	require.NoError(t, err)
+	r := c.call("kv", "Get", body)
+	require.Nil(t, r.err)
+	var got wrapperspb.Int64Value
+	require.NoError(t, proto.Unmarshal(r.body, &got))
+	assert.Equal(t, int64(4), got.GetValue())
+
+	r = c.call("kv", "Get", []byte{0x0a, 0x09, 'x'}) // a truncated string field
+	require.NotNil(t, r.err)
+	assert.Equal(t, protocol.CodeInvalidArgument, r.err.Code)
 }
