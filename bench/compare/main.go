@@ -12,7 +12,7 @@
 //
 //	RATIO admission/<size>/c<n> <sluice-admission calls/s divided by sluice calls/s>
 //
-//	go run ./compare [-d 1s] [-warmup 200ms] [-rounds 3]
+//	go run ./compare [-d 1s] [-warmup 200ms] [-rounds 3] [-sizes 1,1024] [-concs 1,16,64,128] [-grpc=false]
 package main
 
 import (
@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -30,12 +32,17 @@ func main() {
 	d := flag.Duration("d", time.Second, "measured duration of each case and round")
 	warmup := flag.Duration("warmup", 200*time.Millisecond, "warm-up before each measurement")
 	rounds := flag.Int("rounds", 3, "rounds; medians are reported")
+	sizesFlag := flag.String("sizes", "1,1024", "payload sizes in bytes, comma-separated")
+	concsFlag := flag.String("concs", "1,16,64,128", "concurrent callers, comma-separated")
+	grpcFlag := flag.Bool("grpc", true, "include grpc-go (without it, only sluice with and without admission)")
 	flag.Parse()
-	if *d <= 0 || *warmup < 0 || *rounds < 1 {
-		fmt.Fprintln(os.Stderr, "compare: -d must be positive, -warmup not negative, -rounds at least 1")
+	sizes, err1 := ints(*sizesFlag)
+	concs, err2 := ints(*concsFlag)
+	if *d <= 0 || *warmup < 0 || *rounds < 1 || err1 != nil || err2 != nil {
+		fmt.Fprintln(os.Stderr, "compare: -d must be positive, -warmup not negative, -rounds at least 1, -sizes and -concs positive integers")
 		os.Exit(2)
 	}
-	if err := run(*d, *warmup, *rounds); err != nil {
+	if err := run(*d, *warmup, *rounds, sizes, concs, *grpcFlag); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
@@ -46,8 +53,11 @@ type key struct {
 	size, conc int
 }
 
-func run(d, warmup time.Duration, rounds int) error {
-	systems := []unary.System{unary.Sluice(false), unary.GRPC(), unary.Sluice(true)}
+func run(d, warmup time.Duration, rounds int, sizes, concs []int, withGRPC bool) error {
+	systems := []unary.System{unary.Sluice(false), unary.Sluice(true)}
+	if withGRPC {
+		systems = []unary.System{unary.Sluice(false), unary.GRPC(), unary.Sluice(true)}
+	}
 	callers := make([]unary.Caller, len(systems))
 	for i, s := range systems {
 		c, stop, err := s.Start()
@@ -57,8 +67,6 @@ func run(d, warmup time.Duration, rounds int) error {
 		defer stop()
 		callers[i] = c
 	}
-	sizes := []int{1, 1024}
-	concs := []int{1, 16, 64, 128}
 	results := map[key][]unary.Result{}
 	for round := range rounds {
 		for _, size := range sizes {
@@ -93,6 +101,9 @@ func run(d, warmup time.Duration, rounds int) error {
 	}
 	for _, size := range sizes {
 		for _, conc := range concs {
+			if !withGRPC {
+				break
+			}
 			sl, gr := med(key{"sluice", size, conc}), med(key{"grpc-go", size, conc})
 			fmt.Printf("RATIO unary/%s/c%d %.2f\n", sizeName(size), conc, sl.CallsPerSecond()/gr.CallsPerSecond())
 		}
@@ -120,6 +131,19 @@ func median(rs []unary.Result) unary.Result {
 		return 0
 	})
 	return s[len(s)/2]
+}
+
+// ints parses a comma-separated list of positive integers.
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad number %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func sizeName(n int) string {
