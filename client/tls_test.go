@@ -2,14 +2,8 @@ package client_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
-	"net"
 	"testing"
 	"time"
 
@@ -19,72 +13,23 @@ import (
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/protocol/status"
 	"github.com/sluicerpc/sluice/server"
+	"github.com/sluicerpc/sluice/server/servertest"
 )
 
-// testCA is a certificate authority made for one test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
-func newCA(t testing.TB, name string) *testCA {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	cert, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
-}
-
-// issue returns a leaf certificate for cn, valid for 127.0.0.1 and
-// localhost, usable by servers and clients.
-func (ca *testCA) issue(t testing.TB, cn string) tls.Certificate {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:     []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	require.NoError(t, err)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
 func TestTLSRoundTrip(t *testing.T) {
-	ca := newCA(t, "test CA")
+	ca := servertest.NewPKI(t, "test CA")
 	ts := startServer(t, echoMux(nil), server.Options{TLS: &tls.Config{
-		Certificates: []tls.Certificate{ca.issue(t, "server")},
+		Certificates: []tls.Certificate{ca.Issue(t, "server")},
 		MinVersion:   tls.VersionTLS12,
 	}}, "")
-	c := dial(t, client.Options{TLS: &tls.Config{RootCAs: ca.pool, MinVersion: tls.VersionTLS12}}, ts.addr)
+	c := dial(t, client.Options{TLS: &tls.Config{RootCAs: ca.Pool, MinVersion: tls.VersionTLS12}}, ts.addr)
 	out, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("secret"))
 	require.NoError(t, err)
 	require.Equal(t, "secret", string(out))
 }
 
 func TestTLSClientCertificate(t *testing.T) {
-	ca := newCA(t, "test CA")
+	ca := servertest.NewPKI(t, "test CA")
 	peers := make(chan string, 1)
 	mux := echoMux(map[string]server.RawHandler{
 		"who/Am": func(ctx context.Context, _ []byte) ([]byte, error) {
@@ -97,27 +42,27 @@ func TestTLSClientCertificate(t *testing.T) {
 		},
 	})
 	ts := startServer(t, mux, server.Options{TLS: &tls.Config{
-		Certificates: []tls.Certificate{ca.issue(t, "server")},
+		Certificates: []tls.Certificate{ca.Issue(t, "server")},
 		ClientAuth:   tls.RequireAndVerifyClientCert,
-		ClientCAs:    ca.pool,
+		ClientCAs:    ca.Pool,
 	}}, "")
 
-	c := dial(t, client.Options{TLS: &tls.Config{RootCAs: ca.pool, Certificates: []tls.Certificate{ca.issue(t, "alice")}}}, ts.addr)
+	c := dial(t, client.Options{TLS: &tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{ca.Issue(t, "alice")}}}, ts.addr)
 	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "who/Am", nil)
 	require.NoError(t, err)
 	require.Equal(t, "alice", recv(t, peers))
 
 	// Without a client certificate the server ends the handshake.
-	_, err = client.Dial(ctxTimeout(t, 5*time.Second), []string{ts.addr}, client.Options{TLS: &tls.Config{RootCAs: ca.pool}})
+	_, err = client.Dial(ctxTimeout(t, 5*time.Second), []string{ts.addr}, client.Options{TLS: &tls.Config{RootCAs: ca.Pool}})
 	require.Error(t, err)
 	t.Logf("without a client certificate: %v", err)
 }
 
 func TestTLSWrongCAFailsClearly(t *testing.T) {
-	ca, other := newCA(t, "test CA"), newCA(t, "other CA")
-	ts := startServer(t, echoMux(nil), server.Options{TLS: &tls.Config{Certificates: []tls.Certificate{ca.issue(t, "server")}}}, "")
+	ca, other := servertest.NewPKI(t, "test CA"), servertest.NewPKI(t, "other CA")
+	ts := startServer(t, echoMux(nil), server.Options{TLS: &tls.Config{Certificates: []tls.Certificate{ca.Issue(t, "server")}}}, "")
 
-	_, err := client.Dial(ctxTimeout(t, 5*time.Second), []string{ts.addr}, client.Options{TLS: &tls.Config{RootCAs: other.pool}})
+	_, err := client.Dial(ctxTimeout(t, 5*time.Second), []string{ts.addr}, client.Options{TLS: &tls.Config{RootCAs: other.Pool}})
 	require.Error(t, err)
 	var unknownAuthority x509.UnknownAuthorityError
 	require.ErrorAs(t, err, &unknownAuthority)
@@ -127,8 +72,8 @@ func TestTLSWrongCAFailsClearly(t *testing.T) {
 }
 
 func TestPlaintextClientAgainstTLSServerFails(t *testing.T) {
-	ca := newCA(t, "test CA")
-	ts := startServer(t, echoMux(nil), server.Options{TLS: &tls.Config{Certificates: []tls.Certificate{ca.issue(t, "server")}}}, "")
+	ca := servertest.NewPKI(t, "test CA")
+	ts := startServer(t, echoMux(nil), server.Options{TLS: &tls.Config{Certificates: []tls.Certificate{ca.Issue(t, "server")}}}, "")
 	_, err := client.Dial(ctxTimeout(t, 5*time.Second), []string{ts.addr}, client.Options{DialTimeout: time.Second})
 	require.Error(t, err)
 }

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -176,14 +175,8 @@ func TestCallInfo(t *testing.T) {
 		infos <- info
 		return nil, nil
 	})
-	srv, err := server.New(mux, server.Options{})
-	require.NoError(t, err)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(l) }()
-	defer func() { _ = srv.Close() }()
-
-	c := dialRaw(t, l.Addr().String())
+	srv, addr := serveMux(t, mux)
+	c := dialRaw(t, addr)
 	require.Nil(t, c.call("svc", "Info", nil).err)
 	assert.Equal(t, server.CallInfo{Method: "svc/Info", ID: 1}, <-infos)
 	gen, err := srv.Admission().Enable(kernel.Options{Global: kernel.Rule{Limits: []spi.Spec{concurrency.Spec(4)}}})
@@ -200,14 +193,8 @@ func TestTypedProtobufHandler(t *testing.T) {
 		func(_ context.Context, req *wrapperspb.StringValue) (*wrapperspb.Int64Value, error) {
 			return wrapperspb.Int64(int64(len(req.GetValue()))), nil
 		})
-	srv, err := server.New(mux, server.Options{})
-	require.NoError(t, err)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(l) }()
-	defer func() { _ = srv.Close() }()
-
-	c := dialRaw(t, l.Addr().String())
+	_, addr := serveMux(t, mux)
+	c := dialRaw(t, addr)
 	body, err := proto.Marshal(wrapperspb.String("four"))
 	require.NoError(t, err)
 	r := c.call("kv", "Get", body)

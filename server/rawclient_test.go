@@ -247,3 +247,17 @@ func startServer(t testing.TB, o server.Options) *testServer {
 	})
 	return &testServer{Server: srv, addr: l.Addr().String(), mux: h}
 }
+
+// serveMux serves mux with default options on a loopback listener until
+// the test ends.
+func serveMux(t testing.TB, mux *server.Mux) (*server.Server, string) {
+	t.Helper()
+	srv, err := server.New(mux, server.Options{})
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close(); <-done })
+	return srv, l.Addr().String()
+}

@@ -229,18 +229,7 @@ func (s *Server) unregister(c *conn) {
 // connections. If ctx ends first, Stop closes everything as Close does and
 // returns ctx's error. Stop may be called more than once.
 func (s *Server) Stop(ctx context.Context) error {
-	s.mu.Lock()
-	if !s.draining {
-		s.draining = true
-		for l := range s.listeners {
-			_ = l.Close()
-		}
-	}
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
+	conns := s.shutDown(false)
 
 	s.kernel.Seal()
 	for _, c := range conns {
@@ -266,16 +255,7 @@ func (s *Server) Stop(ctx context.Context) error {
 // their context cancelled and their responses are dropped. It waits for
 // the connections' goroutines to end. Close may be called more than once.
 func (s *Server) Close() error {
-	s.mu.Lock()
-	s.draining, s.closed = true, true
-	for l := range s.listeners {
-		_ = l.Close()
-	}
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
+	conns := s.shutDown(true)
 	s.kernel.Seal()
 	s.cancel()
 	for _, c := range conns {
@@ -283,6 +263,25 @@ func (s *Server) Close() error {
 	}
 	s.connWG.Wait()
 	return nil
+}
+
+// shutDown marks the server draining (and closed, for Close), closes the
+// listeners and returns the live connections.
+func (s *Server) shutDown(closing bool) []*conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.draining = true
+	if closing {
+		s.closed = true
+	}
+	for l := range s.listeners {
+		_ = l.Close()
+	}
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	return conns
 }
 
 // errServerClosing is the cause of the calls Close ends.
