@@ -54,13 +54,10 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(fs.Output(), "usage: sluice call [flags]\n\nCalls a method; with -n 1 prints the answer, else a summary.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
-	if err := o.validate(fs.Args()); err != nil {
+	if err := o.validate(); err != nil {
 		fmt.Fprintf(stderr, "sluice call: %v\n", err)
 		return exitUsage
 	}
@@ -104,10 +101,8 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	return exitOK
 }
 
-func (o callOptions) validate(extra []string) error {
+func (o callOptions) validate() error {
 	switch {
-	case len(extra) > 0:
-		return fmt.Errorf("unexpected arguments: %q", extra)
 	case o.N < 1 || o.Concurrency < 1:
 		return errors.New("-n and -c must be at least 1")
 	case o.Timeout <= 0:

@@ -91,16 +91,8 @@ func runDemoCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(fs.Output(), "usage: sluice demo [flags]\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sluice demo: unexpected arguments: %q\n", fs.Args())
-		fs.Usage()
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	opts := def
 	opts.Workers, opts.Seed, opts.Step, opts.RateStep = *workers, *seed, *step, *rateStep
@@ -122,3 +114,20 @@ func runDemoCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 
 // minStep keeps the scenario's pauses long enough to be observable.
 const minStep = 5 * time.Millisecond
+
+// parseFlags parses a subcommand's args with fs. It reports false, with the
+// exit status to return, when the command must not run: -h (exitOK), a bad
+// flag or an argument that is not a flag (exitUsage, after saying so).
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected arguments: %q\n", fs.Name(), fs.Args())
+		return exitUsage, false
+	}
+	return 0, true
+}
