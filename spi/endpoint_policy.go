@@ -91,4 +91,3 @@ func (k OutcomeKind) String() string {
 
 // Valid reports whether k is a defined outcome.
 func (k OutcomeKind) Valid() bool { return k >= OutcomeSuccess && k <= OutcomeDeadlineExceeded }
-
