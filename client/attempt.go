@@ -9,16 +9,6 @@ import (
 	"github.com/sluicerpc/sluice/protocol/status"
 )
 
-// attemptPolicy is the internal seam for a per-endpoint admission policy
-// (DESIGN §5): admit is asked before each endpoint attempt; an admitted
-// attempt is reported exactly once with its outcome and the token admit
-// returned. A refused attempt (ok false) sends nothing and owes no report;
-// retryAfter is its hint. Nothing implements it yet.
-type attemptPolicy interface {
-	admit(endpoint, method string) (token any, retryAfter time.Duration, ok bool)
-	report(token any, o outcome)
-}
-
 // invoke runs a call's attempts until one succeeds, one fails in a way
 // that must not be retried, the attempts are exhausted or ctx ends. On
 // success it returns the call, whose body holds the response (empty for a
@@ -110,19 +100,19 @@ func shouldRetry(out outcome, err error, idempotent bool) (bool, time.Duration) 
 	return false, 0
 }
 
-// attempt is one endpoint attempt, wrapped by the endpoint admission
-// policy when there is one.
+// attempt is one endpoint attempt, admitted and reported by the endpoint
+// policy current when it starts, if any: the policy that allows it, and
+// only it, is told its outcome, exactly once, even if the policy is
+// replaced or disabled meanwhile.
 func (c *Client) attempt(ctx context.Context, ep *endpoint, method string, body []byte, oneWay bool, cl *call) (outcome, error) {
-	p := c.policy
-	if p == nil {
-		return c.attemptOnce(ctx, ep, method, body, oneWay, cl)
-	}
-	token, retryAfter, ok := p.admit(ep.addr, method)
-	if !ok {
-		return outcomePolicyRejected, &status.Error{Code: protocol.CodeResourceExhausted, Message: "endpoint " + ep.addr + " refused by the client's endpoint policy", Reason: "endpoint_policy", RetryAfter: retryAfter}
+	a, held, err := c.policy.admit(uintptr(ep.idx), ep.addr, method)
+	if err != nil {
+		return outcomePolicyRejected, err
 	}
 	out, err := c.attemptOnce(ctx, ep, method, body, oneWay, cl)
-	p.report(token, out)
+	if held {
+		c.policy.report(a, out, err)
+	}
 	return out, err
 }
 

@@ -17,9 +17,8 @@ type Client struct {
 	eps []*endpoint
 	rr  atomic.Uint32 // round-robin start for endpoint selection
 
-	// policy is the seam for a per-endpoint admission policy (DESIGN §5):
-	// nil means disabled. Not configurable yet.
-	policy attemptPolicy
+	// policy is the endpoint admission policy, captured per attempt.
+	policy policyControl
 
 	ctx    context.Context // cancelled by Close: aborts dials and waits
 	cancel context.CancelFunc
@@ -50,6 +49,7 @@ func Dial(ctx context.Context, endpoints []string, opts Options) (*Client, error
 		return nil, err
 	}
 	c := &Client{cfg: cfg, conns: make(map[*conn]struct{})}
+	c.policy.logf = cfg.Logger.Warn
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	for i, addr := range endpoints {
 		c.eps = append(c.eps, &endpoint{idx: i, addr: addr})
@@ -92,6 +92,7 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	c.closing.Store(true)
+	c.policy.close()
 	conns := make([]*conn, 0, len(c.conns))
 	for cn := range c.conns {
 		conns = append(conns, cn)

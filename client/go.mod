@@ -14,7 +14,10 @@ require (
 	go.uber.org/goleak v1.3.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/sluicerpc/sluice/endpointpolicy v0.0.0
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
 
 replace (
 	github.com/sluicerpc/sluice/conformance => ../conformance
@@ -27,3 +30,5 @@ replace (
 	github.com/sluicerpc/sluice/server => ../server
 	github.com/sluicerpc/sluice/spi => ../spi
 )
+
+replace github.com/sluicerpc/sluice/endpointpolicy => ../endpointpolicy

@@ -1,0 +1,14 @@
+module github.com/sluicerpc/sluice/endpointpolicy
+
+go 1.26.0
+
+require (
+	github.com/sluicerpc/sluice/spi v0.0.0
+	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
+	pgregory.net/rapid v1.3.0
+)
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
+
+replace github.com/sluicerpc/sluice/spi => ../spi
