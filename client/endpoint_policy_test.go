@@ -238,7 +238,9 @@ func TestRefusalsPanicsAndOutcomes(t *testing.T) {
 	b := newBlocker(8)
 	ts := startServer(t, echoMux(map[string]server.RawHandler{
 		"echo/Block": b.handle,
-		"echo/Fail":  func(context.Context, []byte) ([]byte, error) { return nil, status.New(protocol.CodeNotFound, "nothing") },
+		"echo/Fail": func(context.Context, []byte) ([]byte, error) {
+			return nil, status.New(protocol.CodeNotFound, "nothing")
+		},
 	}), server.Options{}, "")
 	c := dial(t, client.Options{}, ts.addr)
 	p := newRecording("p")
