@@ -8,7 +8,9 @@
 //		conformance.RunLimiterTests(t, newHarness)
 //	}
 //
-// and the suite runs one subtest per check. Every check uses explicit time
+// and the suite runs one subtest per check. RunEndpointPolicyTests does the
+// same for spi.EndpointPolicy, with a harness whose policies read a fake
+// clock the suite advances. Every limiter check uses explicit time
 // only: it builds limiters at a fixed start instant and advances the time it
 // passes to them itself, so runs are deterministic (apart from the
 // interleavings of the concurrent checks, which run under -race).

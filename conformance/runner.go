@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-// Outcome is how one check ended in a CheckLimiter run.
+// Outcome is how one check ended in a CheckLimiter or CheckEndpointPolicy
+// run.
 type Outcome int
 
 const (
@@ -35,14 +36,16 @@ func (o Outcome) String() string {
 
 // CheckResult is the result of one check.
 type CheckResult struct {
-	// Name is the check's name, as in the subtests of RunLimiterTests.
+	// Name is the check's name, as in the subtests of RunLimiterTests
+	// (or RunEndpointPolicyTests).
 	Name    string
 	Outcome Outcome
 	// Log is what the check logged, failures included, in order.
 	Log []string
 }
 
-// Report is the result of CheckLimiter: one entry per check, in order.
+// Report is the result of CheckLimiter or CheckEndpointPolicy: one entry
+// per check, in order.
 type Report struct {
 	Checks []CheckResult
 }
@@ -82,18 +85,24 @@ func (r Report) Failed() []string {
 // fails unless its -rapid.nofailfile flag is set; a program may set it
 // with flag.Set before calling CheckLimiter.
 func CheckLimiter(name string, newHarness func() (LimiterHarness, error)) Report {
+	return checkAll(name, limiterChecks, newHarness, validateHarness)
+}
+
+// checkAll runs checks outside of go test, each on its own goroutine with
+// a recorder and a fresh harness; see CheckLimiter.
+func checkAll[H closer](name string, checks []check[H], newHarness func() (H, error), validate func(H) error) Report {
 	testing.Init()
 	if !flag.Parsed() {
 		_ = flag.CommandLine.Parse(nil)
 	}
 	var r Report
-	for _, c := range limiterChecks {
+	for _, c := range checks {
 		rec := &recorder{name: name + "/" + c.name}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			defer failOnPanic(rec) // a panic of newHarness
-			runCheck(rec, c, newHarness)
+			runCheck(rec, c, newHarness, validate)
 		}()
 		<-done
 		r.Checks = append(r.Checks, rec.result(c.name))
@@ -101,7 +110,7 @@ func CheckLimiter(name string, newHarness func() (LimiterHarness, error)) Report
 	return r
 }
 
-// recorder is the tb of CheckLimiter: it records failures instead of
+// recorder is the tb of CheckLimiter and CheckEndpointPolicy: it records failures instead of
 // failing a test. A check runs on it in its own goroutine, so that FailNow
 // and SkipNow can end the check with runtime.Goexit, as testing.T does.
 // The concurrent checks log and fail from several goroutines, hence the

@@ -30,11 +30,14 @@ type tb interface {
 	Failed() bool
 }
 
-// limiterCheck is one check of the limiter suite.
-type limiterCheck struct {
+// check is one check of a suite, run against a harness of type H.
+type check[H any] struct {
 	name string
-	run  func(t tb, h LimiterHarness)
+	run  func(t tb, h H)
 }
+
+// limiterCheck is one check of the limiter suite.
+type limiterCheck = check[LimiterHarness]
 
 // limiterChecks lists the checks in the order they run.
 var limiterChecks = []limiterCheck{
@@ -52,23 +55,33 @@ var limiterChecks = []limiterCheck{
 // newHarness describes, one subtest per check, each with a fresh harness.
 func RunLimiterTests(t *testing.T, newHarness NewLimiterHarness) {
 	t.Helper()
-	for _, c := range limiterChecks {
+	runTests(t, limiterChecks, newHarness, validateHarness)
+}
+
+// closer is what every harness has.
+type closer interface{ Close() }
+
+// runTests runs checks as subtests of t, each on a fresh harness.
+func runTests[H closer](t *testing.T, checks []check[H], newHarness func(*testing.T) (H, error), validate func(H) error) {
+	t.Helper()
+	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
-			runCheck(t, c, func() (LimiterHarness, error) { return newHarness(t) })
+			runCheck(t, c, func() (H, error) { return newHarness(t) }, validate)
 		})
 	}
 }
 
 // runCheck runs one check on a fresh harness from newHarness, closed when
-// the check ends; a panic of the check or of the limiter fails the check.
-func runCheck(t tb, c limiterCheck, newHarness func() (LimiterHarness, error)) {
+// the check ends, after validate accepted it; a panic of the check or of
+// the implementation under test fails the check.
+func runCheck[H closer](t tb, c check[H], newHarness func() (H, error), validate func(H) error) {
 	h, err := newHarness()
 	if err != nil {
 		t.Fatalf("creating the harness: %v", err)
 	}
 	defer h.Close()
 	defer failOnPanic(t)
-	if err := validateHarness(h); err != nil {
+	if err := validate(h); err != nil {
 		t.Fatalf("invalid harness: %v", err)
 	}
 	c.run(t, h)

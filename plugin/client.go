@@ -75,7 +75,8 @@ func WithCallTimeout(d time.Duration) Option { return func(o *options) { o.callT
 func WithKind(name string) Option { return func(o *options) { o.kind = name } }
 
 // Plugin is a running plugin binary seen from the host: the limiter kinds
-// it serves, and its process. It is safe for concurrent use.
+// and endpoint policies it serves, and its process. It is safe for
+// concurrent use.
 //
 // Every limiter a host creates from one of its kinds lives in the plugin
 // process, addressed by id, and every call crosses the process boundary
@@ -83,10 +84,12 @@ func WithKind(name string) Option { return func(o *options) { o.kind = name } }
 // limits.
 type Plugin struct {
 	rpc         pb.LimiterKindClient
+	policyRPC   pb.EndpointPolicyClient
 	logger      hclog.Logger
 	callTimeout time.Duration
 	watch       *callWatch
 	kinds       []*LimiterKindClient
+	policies    []*pb.PolicyInfo
 
 	proc   *goplugin.Client // nil when not started by Open
 	closed atomic.Bool
@@ -96,9 +99,11 @@ type Plugin struct {
 	lastErr  error
 }
 
-// newPlugin asks the plugin which kinds it serves.
-func newPlugin(ctx context.Context, rpc pb.LimiterKindClient, o options) (*Plugin, error) {
-	p := &Plugin{rpc: rpc, logger: o.log(), callTimeout: o.callTimeout}
+// newPlugin asks the plugin which kinds and endpoint policies it serves.
+// A plugin built before the bridge carried endpoint policies answers the
+// policy listing with Unimplemented: it serves none.
+func newPlugin(ctx context.Context, rpc pb.LimiterKindClient, policyRPC pb.EndpointPolicyClient, o options) (*Plugin, error) {
+	p := &Plugin{rpc: rpc, policyRPC: policyRPC, logger: o.log(), callTimeout: o.callTimeout}
 	ctx, cancel := context.WithTimeout(ctx, p.callTimeout)
 	defer cancel()
 	list, err := rpc.Kinds(ctx, &pb.Empty{})
@@ -108,8 +113,16 @@ func newPlugin(ctx context.Context, rpc pb.LimiterKindClient, o options) (*Plugi
 	for _, info := range list.GetKinds() {
 		p.kinds = append(p.kinds, newLimiterKindClient(p, info))
 	}
-	if len(p.kinds) == 0 {
-		return nil, errors.New("sluice/plugin: the plugin serves no limiter kind")
+	policies, err := policyRPC.Policies(ctx, &pb.Empty{})
+	switch {
+	case status.Code(err) == codes.Unimplemented:
+	case err != nil:
+		return nil, fmt.Errorf("%w: listing the endpoint policies: %v", ErrPluginUnavailable, err)
+	default:
+		p.policies = policies.GetPolicies()
+	}
+	if len(p.kinds) == 0 && len(p.policies) == 0 {
+		return nil, errors.New("sluice/plugin: the plugin serves no limiter kind and no endpoint policy")
 	}
 	logger := p.logger
 	p.watch = newCallWatch(p.callTimeout, func(calls int) {
@@ -120,7 +133,9 @@ func newPlugin(ctx context.Context, rpc pb.LimiterKindClient, o options) (*Plugi
 	return p, nil
 }
 
-// Open starts the plugin binary at path and completes the handshake. Close
+// Open starts the plugin binary at path and completes the handshake. The
+// plugin may serve limiter kinds (LimiterKinds), endpoint policies
+// (EndpointPolicies) or both. Close
 // kills the plugin; a plugin also exits by itself when the host process
 // dies. Processes the plugin starts itself are not killed by Close.
 func Open(path string, opts ...Option) (*Plugin, error) {
@@ -134,7 +149,7 @@ func Open(path string, opts ...Option) (*Plugin, error) {
 	c := goplugin.NewClient(&goplugin.ClientConfig{
 		Stderr:           tail,
 		HandshakeConfig:  Handshake,
-		Plugins:          goplugin.PluginSet{limiterKindsPluginName: &limiterKindsPlugin{opts: o}},
+		Plugins:          hostPluginSet(o),
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		Logger:           o.log(),
@@ -235,7 +250,8 @@ func (p *Plugin) Pid() int {
 func (p *Plugin) Exited() bool { return p.proc != nil && p.proc.Exited() }
 
 // Close kills the plugin process (if p started one) and fails the calls in
-// flight. Limiters of its kinds fail afterwards. Close is idempotent.
+// flight. Limiters of its kinds and its endpoint policies fail afterwards.
+// Close is idempotent.
 func (p *Plugin) Close() error {
 	if p.closed.Swap(true) {
 		return nil
@@ -251,7 +267,7 @@ func (p *Plugin) Close() error {
 var errPluginClosed = errors.New("the plugin was closed")
 
 // Failures is the number of calls that failed to reach the plugin, over
-// all its kinds.
+// all its kinds and endpoint policies.
 func (p *Plugin) Failures() uint64 { return p.failures.Load() }
 
 // Err returns the last failure to reach the plugin, or nil.
@@ -261,23 +277,32 @@ func (p *Plugin) Err() error {
 	return p.lastErr
 }
 
-// fail converts the gRPC error of c into the host's view of it: a
-// re-raised panic of the implementation, or a counted ErrPluginUnavailable.
+// fail converts the gRPC error of c, a call of a limiter kind's, into the
+// host's view of it: a re-raised panic of the implementation, or a counted
+// ErrPluginUnavailable.
 func (p *Plugin) fail(c call, kind, op string, err error) error {
+	return p.failure(c, fmt.Sprintf("kind %q", kind), op, err, true)
+}
+
+// failure counts, remembers and logs the failure of call c on subject (a
+// kind, an endpoint policy) and returns it wrapped in ErrPluginUnavailable.
+// With reraise, a panic of the implementation that the plugin reported is
+// re-raised instead.
+func (p *Plugin) failure(c call, subject, op string, err error, reraise bool) error {
 	st, _ := status.FromError(err)
-	if st.Code() == codes.Internal && strings.HasPrefix(st.Message(), panicPrefix) {
+	if reraise && st.Code() == codes.Internal && strings.HasPrefix(st.Message(), panicPrefix) {
 		panic(strings.TrimPrefix(st.Message(), panicPrefix))
 	}
 	var wrapped error
 	switch {
 	case p.closed.Load():
-		wrapped = fmt.Errorf("%w: kind %q: %s: client closed: %v", ErrPluginUnavailable, kind, op, err)
+		wrapped = fmt.Errorf("%w: %s: %s: client closed: %v", ErrPluginUnavailable, subject, op, err)
 	case c.timedOut():
-		wrapped = fmt.Errorf("%w: kind %q: %s: no answer within the call timeout %v: %v", ErrPluginUnavailable, kind, op, p.callTimeout, err)
+		wrapped = fmt.Errorf("%w: %s: %s: no answer within the call timeout %v: %v", ErrPluginUnavailable, subject, op, p.callTimeout, err)
 	case p.Exited():
-		wrapped = fmt.Errorf("%w: kind %q: %s: %w: %v", ErrPluginUnavailable, kind, op, ErrPluginExited, err)
+		wrapped = fmt.Errorf("%w: %s: %s: %w: %v", ErrPluginUnavailable, subject, op, ErrPluginExited, err)
 	default:
-		wrapped = fmt.Errorf("%w: kind %q: %s: %v", ErrPluginUnavailable, kind, op, err)
+		wrapped = fmt.Errorf("%w: %s: %s: %v", ErrPluginUnavailable, subject, op, err)
 	}
 	n := p.failures.Add(1)
 	p.errMu.Lock()

@@ -3,7 +3,12 @@
 //
 // A plugin binary's main calls Serve with the limiter kinds it serves, each
 // optionally with its conformance capabilities (so that "sluice conformance
-// --plugin" can test the binary), or ServeLimiterKind for one kind. It must
+// --plugin" can test the binary), or ServeLimiterKind for one kind.
+// ServeConfig.EndpointPolicies serves endpoint policies as well (or alone):
+// the host lists them with Plugin.EndpointPolicies and creates an instance
+// in the plugin with Plugin.NewEndpointPolicy, an *EndpointPolicyClient
+// that implements spi.EndpointPolicy and io.Closer (Close drops the
+// instance). It must
 // write nothing to stdout (go-plugin's handshake travels there) and logs to
 // stderr, e.g. with NewPluginLogger. The host calls Open with the binary's
 // path and gets a *Plugin whose LimiterKinds it registers (Plugin.Register)
@@ -20,7 +25,13 @@
 // errors of the implementation as *RemoteError; a panic of the
 // implementation is re-raised in the host's caller. The bridge is built to
 // grow: each SPI is its own go-plugin plugin name and gRPC service over the
-// same connection, and ServeConfig gets a field per SPI.
+// same connection, and ServeConfig gets a field per SPI: endpoint policies
+// are the EndpointPolicy service under the go-plugin name
+// "sluice.endpoint_policies". Adding that service left the limiter wire
+// unchanged, so ProtocolVersion stays 2: a host sees a binary built before
+// it as serving no policy. Endpoint policy tokens, decisions (RetryAfter to
+// the nanosecond) and outcomes cross unchanged; no time crosses, the
+// plugin's policy reads its own clock.
 //
 // When the plugin cannot be reached (crashed, killed, closed, or it left a
 // call unanswered for the call timeout) Validate, New and Reconfigure
@@ -29,11 +40,16 @@
 // refuses with spi.RefuseNever(); Release and Cancel do nothing, and
 // Snapshot returns a snapshot with only Kind set. Those failures are
 // counted (Plugin.Failures), remembered (Plugin.Err, Limiter.Err) and
-// logged, and the host keeps running.
+// logged, and the host keeps running. An endpoint policy's TryAcquire then
+// refuses and its Report does nothing, counted and remembered the same way
+// (EndpointPolicyClient.Err). A panic of a policy's TryAcquire is re-raised
+// in the host; a panic of its Report is recovered and logged in the plugin,
+// since Report must not panic.
 //
 // Exactly once across the boundary: a grant the plugin makes after the
 // host gave up on the call (timeout, Close) is rolled back in the plugin
-// with Cancel, because nobody would release it. The one case the bridge
+// with Cancel, because nobody would release it; an endpoint attempt the
+// plugin allows after the host gave up is reported there as cancelled. The one case the bridge
 // cannot tell apart is a host giving up while the grant is already on its
 // way back, within the same few microseconds; that grant stays held in the
 // plugin until the limiter is dropped. A call that crashes the plugin loses

@@ -28,9 +28,13 @@ func ConnectInProcessConfig(t testing.TB, c ServeConfig, opts ...Option) *Plugin
 	for _, opt := range opts {
 		opt(&o)
 	}
-	client, server := goplugin.TestPluginGRPCConn(t, false, goplugin.PluginSet{
-		limiterKindsPluginName: &limiterKindsPlugin{served: c.LimiterKinds, opts: o},
-	})
+	logger := c.Logger
+	if logger == nil {
+		logger = o.log()
+	}
+	set := servedPluginSet(c, logger)
+	set[limiterKindsPluginName].(*limiterKindsPlugin).opts = o
+	client, server := goplugin.TestPluginGRPCConn(t, false, set)
 	t.Cleanup(func() {
 		// Close asks the server to stop (go-plugin's controller Shutdown);
 		// calling server.Stop as well would race inside go-plugin.

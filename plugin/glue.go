@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 
+	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
@@ -11,7 +12,8 @@ import (
 
 // limiterKindsPlugin is the go-plugin glue of the limiter kinds on both
 // sides: served on the plugin side, opts on the host side. Dispensing it
-// returns the host's *Plugin (without a process; Open adds it).
+// returns the host's *Plugin (without a process; Open adds it), with the
+// clients of both services: limiter kinds and endpoint policies.
 type limiterKindsPlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
 	served []LimiterKindEntry
@@ -26,5 +28,42 @@ func (p *limiterKindsPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) 
 }
 
 func (p *limiterKindsPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return newPlugin(ctx, pb.NewLimiterKindClient(c), p.opts)
+	return newPlugin(ctx, pb.NewLimiterKindClient(c), pb.NewEndpointPolicyClient(c), p.opts)
+}
+
+// endpointPoliciesPlugin serves a binary's endpoint policies. go-plugin
+// serves every plugin of a binary on one gRPC server, so the host reaches
+// the EndpointPolicy service over the connection it dispensed the limiter
+// kinds plugin on: *Plugin holds both clients, and the host never
+// dispenses this name (GRPCClient returns the raw service client).
+type endpointPoliciesPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+	served []EndpointPolicyEntry
+	logger hclog.Logger
+}
+
+var _ goplugin.GRPCPlugin = (*endpointPoliciesPlugin)(nil)
+
+func (p *endpointPoliciesPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterEndpointPolicyServer(s, newPolicyServer(p.served, p.logger))
+	return nil
+}
+
+func (p *endpointPoliciesPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return pb.NewEndpointPolicyClient(c), nil
+}
+
+// servedPluginSet is what a plugin binary serves for c: the limiter kinds
+// (possibly none, answering an empty list) and the endpoint policies.
+func servedPluginSet(c ServeConfig, logger hclog.Logger) goplugin.PluginSet {
+	return goplugin.PluginSet{
+		limiterKindsPluginName:     &limiterKindsPlugin{served: c.LimiterKinds},
+		endpointPoliciesPluginName: &endpointPoliciesPlugin{served: c.EndpointPolicies, logger: logger},
+	}
+}
+
+// hostPluginSet is what a host dispenses: the limiter kinds plugin, whose
+// client is the *Plugin with both services.
+func hostPluginSet(o options) goplugin.PluginSet {
+	return goplugin.PluginSet{limiterKindsPluginName: &limiterKindsPlugin{opts: o}}
 }

@@ -6,7 +6,13 @@ import (
 
 // ProtocolVersion is the version of the bridge protocol. A host refuses a
 // plugin built for another version. Version 2 serves several limiter kinds
-// per binary and their declared conformance capabilities.
+// per binary and their declared conformance capabilities. The endpoint
+// policy service was added within version 2: it is a new gRPC service on
+// the same connection and changes nothing of the limiter service, so a
+// host reads a binary built before it as serving no policy (its Policies
+// call is Unimplemented), and a host built before it ignores a binary's
+// policies (it refuses a binary that serves only policies: no limiter
+// kind).
 const ProtocolVersion = 2
 
 // Handshake is the go-plugin handshake shared by hosts and plugin binaries.
@@ -19,8 +25,13 @@ var Handshake = goplugin.HandshakeConfig{
 }
 
 // limiterKindsPluginName is the go-plugin name under which a binary serves
-// its limiter kinds. Other SPIs get names of their own.
+// its limiter kinds, and which a host dispenses. Other SPIs get names of
+// their own.
 const limiterKindsPluginName = "sluice.limiter_kinds"
+
+// endpointPoliciesPluginName is the go-plugin name under which a binary
+// serves its endpoint policies (the EndpointPolicy gRPC service).
+const endpointPoliciesPluginName = "sluice.endpoint_policies"
 
 // hostPIDEnv carries the host's pid to the plugin so the plugin can notice
 // that its host died (go-plugin plugins otherwise outlive a crashed host).

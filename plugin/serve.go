@@ -43,24 +43,51 @@ type LimiterKindEntry struct {
 	Capabilities *capabilities.Limiter
 }
 
-// ServeConfig is what a plugin binary serves. The bridge is built to grow:
-// other SPIs (codecs, endpoint policies) become further fields, each
-// served as its own go-plugin plugin over the same connection.
+// EndpointPolicyEntry is one endpoint policy a plugin binary serves.
+type EndpointPolicyEntry struct {
+	// Name is the name hosts ask for (Plugin.NewEndpointPolicy); names
+	// must be unique within a binary.
+	Name string
+
+	// New returns a fresh policy instance; the plugin calls it once per
+	// Plugin.NewEndpointPolicy of a host. The instance lives in the
+	// plugin until the host closes its EndpointPolicyClient; if it
+	// implements io.Closer it is closed then. It reads its own clock: no
+	// time crosses the boundary.
+	New func() spi.EndpointPolicy
+
+	// Capabilities, when not nil, declares what the conformance suite may
+	// expect from the policy (see the conformance/capabilities package),
+	// so that a host can run the suite against the binary.
+	Capabilities *capabilities.EndpointPolicy
+}
+
+// ServeConfig is what a plugin binary serves: limiter kinds, endpoint
+// policies, or both, at least one of either. The bridge is built to grow:
+// each SPI is a field, served as its own go-plugin plugin (its own gRPC
+// service) over the same connection.
 type ServeConfig struct {
-	// LimiterKinds are the limiter kinds served; at least one.
+	// LimiterKinds are the limiter kinds served.
 	LimiterKinds []LimiterKindEntry
 
-	// Logger receives the plugin's own logs; the default is
-	// NewPluginLogger("sluice-plugin"). It must not write to stdout.
+	// EndpointPolicies are the endpoint policies served.
+	EndpointPolicies []EndpointPolicyEntry
+
+	// Logger receives the plugin's own logs (among them the panics of an
+	// endpoint policy's Report, which are recovered in the plugin); the
+	// default is NewPluginLogger("sluice-plugin"). It must not write to
+	// stdout.
 	Logger hclog.Logger
 }
 
-// Validate reports what makes c unservable: no kind, a nil kind, an empty
-// or repeated name, an unknown class, or capabilities that are invalid or
-// of another class than their kind.
+// Validate reports what makes c unservable: nothing to serve; for limiter
+// kinds a nil kind, an empty or repeated name, an unknown class, or
+// capabilities that are invalid or of another class than their kind; for
+// endpoint policies an empty or repeated name, a nil New, or invalid
+// capabilities.
 func (c ServeConfig) Validate() error {
-	if len(c.LimiterKinds) == 0 {
-		return errors.New("sluice/plugin: ServeConfig has no limiter kind")
+	if len(c.LimiterKinds) == 0 && len(c.EndpointPolicies) == 0 {
+		return errors.New("sluice/plugin: ServeConfig has no limiter kind and no endpoint policy")
 	}
 	seen := make(map[string]bool, len(c.LimiterKinds))
 	for i, e := range c.LimiterKinds {
@@ -88,6 +115,23 @@ func (c ServeConfig) Validate() error {
 				name, e.Capabilities.Class, e.Kind.Class())
 		}
 	}
+	policies := make(map[string]bool, len(c.EndpointPolicies))
+	for i, e := range c.EndpointPolicies {
+		switch {
+		case e.Name == "":
+			return fmt.Errorf("sluice/plugin: EndpointPolicies[%d] has an empty name", i)
+		case policies[e.Name]:
+			return fmt.Errorf("sluice/plugin: endpoint policy %q is served twice", e.Name)
+		case e.New == nil:
+			return fmt.Errorf("sluice/plugin: endpoint policy %q: New is nil", e.Name)
+		}
+		policies[e.Name] = true
+		if e.Capabilities != nil {
+			if err := e.Capabilities.Validate(); err != nil {
+				return fmt.Errorf("sluice/plugin: endpoint policy %q: %w", e.Name, err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -100,10 +144,15 @@ func (c ServeConfig) Validate() error {
 // the host's now, so the limiter sees exactly the host's instants (to the
 // nanosecond; the monotonic reading and location do not cross).
 //
+// Endpoint policies live in this process too, one instance per host
+// NewEndpointPolicy, addressed by id; tokens and outcomes cross unchanged.
+//
 // The plugin exits by itself when its host dies (checked every 250ms), so a
 // crashed host does not leave it running. If an implementation panics in a
 // call, the panic is reported to the host, which re-raises it in the
-// caller, and the plugin keeps serving.
+// caller, and the plugin keeps serving; the exception is an endpoint
+// policy's Report, which must not panic: its panic is recovered and logged
+// here, and the host's Report returns normally.
 //
 // Nothing may be written to stdout before Serve runs: it would break the
 // handshake. Log to stderr, e.g. with NewPluginLogger.
@@ -119,7 +168,7 @@ func Serve(c ServeConfig) {
 	go watchHost(logger)
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: Handshake,
-		Plugins:         goplugin.PluginSet{limiterKindsPluginName: &limiterKindsPlugin{served: c.LimiterKinds}},
+		Plugins:         servedPluginSet(c, logger),
 		GRPCServer:      goplugin.DefaultGRPCServer,
 		Logger:          logger,
 	})

@@ -37,3 +37,11 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestEndpointPolicyValidate(t *testing.T) {
+	assert.NoError(t, capabilities.EndpointPolicy{}.Validate())
+	assert.NoError(t, capabilities.EndpointPolicy{Deterministic: true, Bounded: 4}.Validate())
+	assert.NoError(t, capabilities.EndpointPolicy{Bounded: capabilities.MaxBounded}.Validate())
+	assert.ErrorContains(t, capabilities.EndpointPolicy{Bounded: -1}.Validate(), "negative Bounded")
+	assert.ErrorContains(t, capabilities.EndpointPolicy{Bounded: capabilities.MaxBounded + 1}.Validate(), "above")
+}

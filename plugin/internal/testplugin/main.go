@@ -2,7 +2,9 @@
 // package's tests build and load it. SLUICE_TESTPLUGIN_MODE selects what it
 // serves:
 //
-//	""         testkind.Kind with its capabilities
+//	""         testkind.Kind with its capabilities, and the endpoint
+//	           policy testpolicy.New with its capabilities
+//	"policies" the endpoint policy alone
 //	"multi"    testkind.Kind with capabilities, and the same limiter
 //	           under a second name without
 //	"invalid"  a configuration Serve refuses (one kind served twice)
@@ -17,6 +19,7 @@ import (
 	"github.com/sluicerpc/sluice/plugin"
 	"github.com/sluicerpc/sluice/plugin/internal/rawecho"
 	"github.com/sluicerpc/sluice/plugin/internal/testkind"
+	"github.com/sluicerpc/sluice/plugin/internal/testpolicy"
 )
 
 // ModeEnv names the environment variable that selects the mode.
@@ -33,6 +36,8 @@ func (renamed) Name() string { return SecondName }
 func main() {
 	caps := testkind.Capabilities()
 	primary := plugin.LimiterKindEntry{Kind: testkind.Kind{}, Capabilities: &caps}
+	pcaps := testpolicy.Capabilities()
+	policy := plugin.EndpointPolicyEntry{Name: testpolicy.Name, New: testpolicy.New, Capabilities: &pcaps}
 	switch os.Getenv(ModeEnv) {
 	case "multi":
 		plugin.Serve(plugin.ServeConfig{LimiterKinds: []plugin.LimiterKindEntry{primary, {Kind: renamed{}}}})
@@ -44,7 +49,9 @@ func main() {
 			Plugins:         goplugin.PluginSet{rawecho.Name: &rawecho.Plugin{}},
 			GRPCServer:      goplugin.DefaultGRPCServer,
 		})
+	case "policies":
+		plugin.Serve(plugin.ServeConfig{EndpointPolicies: []plugin.EndpointPolicyEntry{policy}})
 	default:
-		plugin.Serve(plugin.ServeConfig{LimiterKinds: []plugin.LimiterKindEntry{primary}})
+		plugin.Serve(plugin.ServeConfig{LimiterKinds: []plugin.LimiterKindEntry{primary}, EndpointPolicies: []plugin.EndpointPolicyEntry{policy}})
 	}
 }
