@@ -9,6 +9,11 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/sluicerpc/sluice/conformance v0.0.0
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
 
 replace github.com/sluicerpc/sluice/spi => ../spi
+
+replace github.com/sluicerpc/sluice/conformance => ../conformance
