@@ -30,8 +30,9 @@
 // "sluice.endpoint_policies". Adding that service left the limiter wire
 // unchanged, so ProtocolVersion stays 2: a host sees a binary built before
 // it as serving no policy. Endpoint policy tokens, decisions (RetryAfter to
-// the nanosecond) and outcomes cross unchanged; no time crosses, the
-// plugin's policy reads its own clock.
+// the nanosecond) and outcomes cross unchanged, and so does time: every
+// call carries the host's clock reading, which the policy's clock in the
+// plugin returns (WithPolicyClock).
 //
 // When the plugin cannot be reached (crashed, killed, closed, or it left a
 // call unanswered for the call timeout) Validate, New and Reconfigure

@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"bytes"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,7 +68,7 @@ func TestEndpointPolicyRoundTrip(t *testing.T) {
 	caps := capabilities.EndpointPolicy{Deterministic: true, Bounded: 7}
 	p := plugin.ConnectInProcessConfig(t, plugin.ServeConfig{
 		EndpointPolicies: []plugin.EndpointPolicyEntry{
-			{Name: "scripted", New: func() spi.EndpointPolicy { return sp }, Capabilities: &caps},
+			{Name: "scripted", New: func(spi.Clock) spi.EndpointPolicy { return sp }, Capabilities: &caps},
 			{Name: "bare", New: testpolicy.New},
 		},
 		Logger: quietLogger(),
@@ -137,7 +138,7 @@ func TestEndpointPolicyPanics(t *testing.T) {
 	sp := &scriptedPolicy{panicTry: true, panicRep: true}
 	var logs syncBuffer
 	p := plugin.ConnectInProcessConfig(t, plugin.ServeConfig{
-		EndpointPolicies: []plugin.EndpointPolicyEntry{{Name: "panicky", New: func() spi.EndpointPolicy { return sp }}},
+		EndpointPolicies: []plugin.EndpointPolicyEntry{{Name: "panicky", New: func(spi.Clock) spi.EndpointPolicy { return sp }}},
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info}),
 	}, plugin.WithLogger(quietLogger()))
 	ep, err := p.NewEndpointPolicy("panicky")
@@ -168,8 +169,8 @@ func TestEndpointPolicyCloseDrops(t *testing.T) {
 	var mu sync.Mutex
 	var made []*testpolicy.Policy
 	p := plugin.ConnectInProcessConfig(t, plugin.ServeConfig{
-		EndpointPolicies: []plugin.EndpointPolicyEntry{{Name: testpolicy.Name, New: func() spi.EndpointPolicy {
-			pol := testpolicy.New().(*testpolicy.Policy)
+		EndpointPolicies: []plugin.EndpointPolicyEntry{{Name: testpolicy.Name, New: func(spi.Clock) spi.EndpointPolicy {
+			pol := testpolicy.New(nil).(*testpolicy.Policy)
 			mu.Lock()
 			made = append(made, pol)
 			mu.Unlock()
@@ -201,9 +202,9 @@ func TestEndpointPolicyCallTimeout(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	stall := &sync.RWMutex{}
 	decided := make(chan spi.EndpointDecision, 1)
-	inner := testpolicy.New()
+	inner := testpolicy.New(nil)
 	p := plugin.ConnectInProcessConfig(t, plugin.ServeConfig{
-		EndpointPolicies: []plugin.EndpointPolicyEntry{{Name: "stalling", New: func() spi.EndpointPolicy {
+		EndpointPolicies: []plugin.EndpointPolicyEntry{{Name: "stalling", New: func(spi.Clock) spi.EndpointPolicy {
 			return stallingPolicy{inner, stall, decided}
 		}}},
 		Logger: quietLogger(),
@@ -343,4 +344,38 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// clockPolicy refuses every attempt with RetryAfter = its clock's time
+// since epoch: it shows which clock the policy in the plugin reads.
+type clockPolicy struct{ clock spi.Clock }
+
+var policyEpoch = time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func (p clockPolicy) TryAcquire(string, string) spi.EndpointDecision {
+	return spi.EndpointDecision{RetryAfter: p.clock.Now().Sub(policyEpoch)}
+}
+func (clockPolicy) Report(spi.AttemptOutcome, uint64) {}
+
+type manualClock struct{ at atomic.Int64 }
+
+func (c *manualClock) Now() time.Time { return time.Unix(0, c.at.Load()) }
+
+// TestPolicyRunsOnTheHostsClock: the policy in the plugin reads the host's
+// clock, to the nanosecond, and never goes back.
+func TestPolicyRunsOnTheHostsClock(t *testing.T) {
+	p := plugin.ConnectInProcessConfig(t, plugin.ServeConfig{
+		EndpointPolicies: []plugin.EndpointPolicyEntry{{Name: "clock", New: func(c spi.Clock) spi.EndpointPolicy { return clockPolicy{c} }}},
+		Logger:           quietLogger(),
+	}, plugin.WithLogger(quietLogger()))
+	var clock manualClock
+	clock.at.Store(policyEpoch.Add(5 * time.Second).UnixNano())
+	ep, err := p.NewEndpointPolicy("clock", plugin.WithPolicyClock(&clock))
+	require.NoError(t, err)
+	defer ep.Close()
+	assert.Equal(t, 5*time.Second, ep.TryAcquire("e", "m").RetryAfter)
+	clock.at.Add(int64(90*time.Minute + 7))
+	assert.Equal(t, 5*time.Second+90*time.Minute+7, ep.TryAcquire("e", "m").RetryAfter)
+	clock.at.Store(policyEpoch.UnixNano())
+	assert.Equal(t, 5*time.Second+90*time.Minute+7, ep.TryAcquire("e", "m").RetryAfter, "the plugin's clock never goes back")
 }

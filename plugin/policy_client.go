@@ -50,17 +50,24 @@ func (p *Plugin) EndpointPolicyCapabilities(name string) (capabilities.EndpointP
 // name and returns its proxy. Each call creates a fresh instance, with
 // state of its own. The instance lives in the plugin until the proxy is
 // closed (or garbage collected).
-func (p *Plugin) NewEndpointPolicy(name string) (*EndpointPolicyClient, error) {
+func (p *Plugin) NewEndpointPolicy(name string, opts ...PolicyOption) (*EndpointPolicyClient, error) {
 	if _, err := p.policyInfo(name); err != nil {
 		return nil, err
 	}
+	var o policyOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.clock == nil {
+		o.clock = spi.NewMonotonicClock()
+	}
 	c := p.watch.begin()
 	defer c.end()
-	r, err := p.policyRPC.NewPolicy(c.ctx, &pb.NewPolicyRequest{Name: name})
+	r, err := p.policyRPC.NewPolicy(c.ctx, &pb.NewPolicyRequest{Name: name, Now: toTime(o.clock.Now())})
 	if err != nil {
 		return nil, p.failure(c, fmt.Sprintf("endpoint policy %q", name), "new", err, true)
 	}
-	ep := &EndpointPolicyClient{p: p, name: name, id: r.GetId()}
+	ep := &EndpointPolicyClient{p: p, name: name, id: r.GetId(), clock: o.clock}
 	ep.cleanup = runtime.AddCleanup(ep, p.dropPolicy, ep.id)
 	return ep, nil
 }
@@ -90,6 +97,7 @@ func (p *Plugin) dropPolicy(id uint64) {
 // the host's caller; a panic of its Report is recovered and logged in the
 // plugin, and Report returns normally.
 type EndpointPolicyClient struct {
+	clock   spi.Clock
 	p       *Plugin
 	name    string
 	id      uint64
@@ -141,7 +149,7 @@ func (e *EndpointPolicyClient) TryAcquire(endpoint, method string) spi.EndpointD
 	}
 	c := e.p.watch.begin()
 	defer c.end()
-	r, err := e.p.policyRPC.TryAcquire(c.ctx, &pb.PolicyAcquireRequest{Id: e.id, Endpoint: endpoint, Method: method})
+	r, err := e.p.policyRPC.TryAcquire(c.ctx, &pb.PolicyAcquireRequest{Id: e.id, Endpoint: endpoint, Method: method, Now: toTime(e.clock.Now())})
 	if err != nil {
 		e.fail(c, "try-acquire", err, true)
 		return spi.EndpointDecision{}
@@ -158,7 +166,7 @@ func (e *EndpointPolicyClient) Report(outcome spi.AttemptOutcome, token uint64) 
 	}
 	c := e.p.watch.begin()
 	defer c.end()
-	if _, err := e.p.policyRPC.Report(c.ctx, &pb.PolicyReportRequest{Id: e.id, Outcome: toOutcome(outcome), Token: token}); err != nil {
+	if _, err := e.p.policyRPC.Report(c.ctx, &pb.PolicyReportRequest{Id: e.id, Outcome: toOutcome(outcome), Token: token, Now: toTime(e.clock.Now())}); err != nil {
 		e.fail(c, "report", err, false)
 	}
 }
@@ -173,4 +181,16 @@ func (e *EndpointPolicyClient) Close() error {
 	e.cleanup.Stop()
 	e.p.dropPolicy(e.id)
 	return nil
+}
+
+// PolicyOption configures Plugin.NewEndpointPolicy.
+type PolicyOption func(*policyOptions)
+
+type policyOptions struct{ clock spi.Clock }
+
+// WithPolicyClock makes the policy instance run on clock: every call sends
+// clock's reading, which the policy's clock in the plugin returns. The
+// default is spi.NewMonotonicClock().
+func WithPolicyClock(clock spi.Clock) PolicyOption {
+	return func(o *policyOptions) { o.clock = clock }
 }

@@ -12,10 +12,8 @@ import (
 
 // policyHarness runs the endpoint policy suite against a policy served by
 // a plugin: every policy the suite asks for is a fresh instance in the
-// plugin, closed with the harness. The plugin's policy reads no clock of
-// the host's: the suite's fake clock does not cross the boundary, so only
-// a policy that does not depend on time (as testpolicy) can be checked
-// this way.
+// plugin, running on the suite's clock (WithPolicyClock), closed with the
+// harness.
 type policyHarness struct {
 	p     *plugin.Plugin
 	name  string
@@ -26,8 +24,8 @@ type policyHarness struct {
 	made []*plugin.EndpointPolicyClient
 }
 
-func (h *policyHarness) NewPolicy(spi.Clock) (spi.EndpointPolicy, error) {
-	ep, err := h.p.NewEndpointPolicy(h.name)
+func (h *policyHarness) NewPolicy(clock spi.Clock) (spi.EndpointPolicy, error) {
+	ep, err := h.p.NewEndpointPolicy(h.name, plugin.WithPolicyClock(clock))
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -33,7 +34,29 @@ type policyServer struct {
 type policyInstance struct {
 	name   string
 	policy spi.EndpointPolicy
+	clock  *hostClock
 }
+
+// hostClock is a policy instance's clock in the plugin: the latest host
+// reading received, never going back.
+type hostClock struct{ nanos atomic.Int64 }
+
+// observe records a host reading (ignored if earlier than the latest).
+func (c *hostClock) observe(t *pb.Time) {
+	if !t.GetSet() {
+		return
+	}
+	n := t.GetUnixNano()
+	for {
+		cur := c.nanos.Load()
+		if n <= cur || c.nanos.CompareAndSwap(cur, n) {
+			return
+		}
+	}
+}
+
+// Now returns the latest host reading.
+func (c *hostClock) Now() time.Time { return time.Unix(0, c.nanos.Load()) }
 
 func newPolicyServer(entries []EndpointPolicyEntry, logger hclog.Logger) *policyServer {
 	s := &policyServer{entries: make(map[string]EndpointPolicyEntry, len(entries)), logger: logger, instances: make(map[uint64]policyInstance)}
@@ -72,14 +95,16 @@ func (s *policyServer) NewPolicy(_ context.Context, req *pb.NewPolicyRequest) (_
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "the plugin serves no endpoint policy %q (it serves %q)", req.GetName(), s.order)
 	}
-	p := e.New()
+	clock := &hostClock{}
+	clock.observe(req.GetNow())
+	p := e.New(clock)
 	if p == nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "endpoint policy %q: New returned a nil policy", e.Name)
 	}
 	s.mu.Lock()
 	s.next++
 	id := s.next
-	s.instances[id] = policyInstance{name: e.Name, policy: p}
+	s.instances[id] = policyInstance{name: e.Name, policy: p, clock: clock}
 	s.mu.Unlock()
 	return &pb.NewPolicyReply{Id: id}, nil
 }
@@ -93,6 +118,7 @@ func (s *policyServer) TryAcquire(ctx context.Context, req *pb.PolicyAcquireRequ
 	if err != nil {
 		return nil, err
 	}
+	in.clock.observe(req.GetNow())
 	d := in.policy.TryAcquire(req.GetEndpoint(), req.GetMethod())
 	if d.Allowed && ctx.Err() != nil {
 		s.report(in, spi.AttemptOutcome{Kind: spi.OutcomeCancelled, Code: uint8(codes.Canceled)}, d.Token)
@@ -108,6 +134,7 @@ func (s *policyServer) Report(_ context.Context, req *pb.PolicyReportRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	in.clock.observe(req.GetNow())
 	s.report(in, fromOutcome(req.GetOutcome()), req.GetToken())
 	return &pb.Empty{}, nil
 }

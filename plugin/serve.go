@@ -49,12 +49,15 @@ type EndpointPolicyEntry struct {
 	// must be unique within a binary.
 	Name string
 
-	// New returns a fresh policy instance; the plugin calls it once per
-	// Plugin.NewEndpointPolicy of a host. The instance lives in the
-	// plugin until the host closes its EndpointPolicyClient; if it
-	// implements io.Closer it is closed then. It reads its own clock: no
-	// time crosses the boundary.
-	New func() spi.EndpointPolicy
+	// New returns a fresh policy instance that reads clock; the plugin
+	// calls it once per Plugin.NewEndpointPolicy of a host. clock reads
+	// the host's clock: every call from the host carries its reading, and
+	// clock returns the latest one received (never going back), so a
+	// time-dependent policy runs on the host's time, and the conformance
+	// suite's fake clock reaches it. The instance lives in the plugin
+	// until the host closes its EndpointPolicyClient; if it implements
+	// io.Closer it is closed then.
+	New func(clock spi.Clock) spi.EndpointPolicy
 
 	// Capabilities, when not nil, declares what the conformance suite may
 	// expect from the policy (see the conformance/capabilities package),

@@ -29,8 +29,8 @@ type Policy struct {
 
 var _ spi.EndpointPolicy = (*Policy)(nil)
 
-// New returns a fresh policy.
-func New() spi.EndpointPolicy {
+// New returns a fresh policy; it reads no clock.
+func New(spi.Clock) spi.EndpointPolicy {
 	return &Policy{held: map[string]int{}, tokens: map[uint64]string{}}
 }
 
