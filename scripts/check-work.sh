@@ -28,7 +28,7 @@ if [ -n "$nonstd" ]; then echo "spi imports outside the standard library: $nonst
 nonstd=$(cd conformance && go list -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' ./capabilities | grep -v "^$prefix/spi\|^$prefix/conformance/capabilities" || true)
 if [ -n "$nonstd" ]; then echo "conformance/capabilities imports outside the standard library and spi: $nonstd"; status=1; fi
 # A plugin binary links neither the suite nor its test libraries.
-for bin in cmd/sluice-limiters-plugin examples/thirdparty-limiter/cmd/gcra-plugin plugin/internal/testplugin; do
+for bin in cmd/sluice-builtins-plugin examples/thirdparty-limiter/cmd/gcra-plugin plugin/internal/testplugin; do
 	bad=$(go list -deps "./$bin" | grep -E "^($prefix/conformance|github.com/stretchr/testify|pgregory.net/rapid)(/|\$)" | grep -v "^$prefix/conformance/capabilities$" || true)
 	if [ -n "$bad" ]; then echo "plugin binary $bin links: $bad"; status=1; fi
 done

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs the limiter conformance suite from the repository root against every
-# built-in limiter in process (each module's TestConformance), and through
-# the plugin bridge: the built-in kinds served by cmd/sluice-limiters-plugin
-# and the example third-party kind served by its gcra-plugin binary, each
-# checked by "sluice conformance --plugin". Prints one line per run:
+# Runs the conformance suites from the repository root against every
+# built-in limiter and endpoint policy in process (each module's
+# TestConformance*), and through the plugin bridge: the built-ins served by
+# cmd/sluice-builtins-plugin and the example third-party kind served by its
+# gcra-plugin binary, each checked by "sluice conformance --plugin". Prints one line per run:
 #
 #	conformance <implementation> <in-process|plugin> PASS|FAIL
 #
@@ -42,6 +42,9 @@ run tokenbucket limiters/tokenbucket -count=1 -run '^TestConformance$' .
 run fixedwindow limiters/window -count=1 -run '^TestConformanceFixed$' .
 run slidingwindow limiters/window -count=1 -run '^TestConformanceSliding$' .
 run example.com/gcra examples/thirdparty-limiter -count=1 -run '^TestConformance$' ./gcra
+run circuit-breaker endpointpolicy -count=1 -run '^TestConformanceCircuitBreaker$' .
+run adaptive-throttle endpointpolicy -count=1 -run '^TestConformanceAdaptiveThrottle$' .
+run endpoint-concurrency endpointpolicy -count=1 -run '^TestConformanceEndpointConcurrency$' .
 
 # Through the bridge: build the plugin binaries and the sluice command, and
 # let "sluice conformance" print the lines (it exits 1 if a kind fails).
@@ -57,7 +60,7 @@ build() {
 	fi
 }
 if build sluice ./cmd/sluice; then
-	for p in "sluice-limiters-plugin ./cmd/sluice-limiters-plugin" "gcra-plugin ./examples/thirdparty-limiter/cmd/gcra-plugin"; do
+	for p in "sluice-builtins-plugin ./cmd/sluice-builtins-plugin" "gcra-plugin ./examples/thirdparty-limiter/cmd/gcra-plugin"; do
 		set -- $p
 		if build "$1" "$2"; then
 			# Plugins put their sockets in TMPDIR; keep them in $bin.

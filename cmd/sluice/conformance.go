@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"sync"
 
 	"strings"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/sluicerpc/sluice/conformance"
 	"github.com/sluicerpc/sluice/plugin"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 // conformanceOptions are the flags of "sluice conformance".
@@ -36,10 +39,10 @@ func runConformanceCommand(ctx context.Context, args []string, stdout, stderr io
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: sluice conformance --plugin PATH [--kind NAME] [flags]
 
-Starts the plugin binary at PATH and runs the limiter conformance suite
-against every limiter kind it serves (or only NAME), with the capabilities
-the plugin declares (plugin.LimiterKindEntry.Capabilities). Prints one line
-per kind,
+Starts the plugin binary at PATH and runs the conformance suites against
+every limiter kind and endpoint policy it serves (or only the one named
+NAME), with the capabilities the plugin declares. Prints one line per kind
+or policy,
 
   conformance <kind> plugin PASS|FAIL
 
@@ -90,13 +93,16 @@ func runConformance(ctx context.Context, stdout, stderr io.Writer, o conformance
 	}
 	defer func() { _ = p.Close() }()
 
-	kinds := p.LimiterKinds()
+	kinds, policies := p.LimiterKinds(), p.EndpointPolicies()
 	if o.Kind != "" {
-		k, err := p.LimiterKind(o.Kind)
-		if err != nil {
-			return false, err
+		kinds, policies = nil, nil
+		if k, err := p.LimiterKind(o.Kind); err == nil {
+			kinds = []*plugin.LimiterKindClient{k}
+		} else if slices.Contains(p.EndpointPolicies(), o.Kind) {
+			policies = []string{o.Kind}
+		} else {
+			return false, fmt.Errorf("%w; endpoint policies: %q", err, p.EndpointPolicies())
 		}
-		kinds = []*plugin.LimiterKindClient{k}
 	}
 	all := true
 	for _, k := range kinds {
@@ -104,6 +110,14 @@ func runConformance(ctx context.Context, stdout, stderr io.Writer, o conformance
 			return false, ctx.Err()
 		}
 		if !checkPluginKind(stdout, stderr, k, o.Verbose) {
+			all = false
+		}
+	}
+	for _, name := range policies {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		if !checkPluginPolicy(stdout, stderr, p, name, o.Verbose) {
 			all = false
 		}
 	}
@@ -122,19 +136,58 @@ func checkPluginKind(stdout, stderr io.Writer, k *plugin.LimiterKindClient, verb
 	report := conformance.CheckLimiter(k.Name(), func() (conformance.LimiterHarness, error) {
 		return conformance.HarnessOf(k, caps), nil
 	})
+	printReport(stdout, stderr, k.Name(), report, verbose)
+	return report.Passed()
+}
+
+// checkPluginPolicy runs the endpoint policy suite against one policy the
+// plugin serves, with the capabilities it declares (the zero value when
+// none: liveness, junk tokens and concurrent use only), each instance on
+// the suite's clock, and prints its line.
+func checkPluginPolicy(stdout, stderr io.Writer, p *plugin.Plugin, name string, verbose bool) bool {
+	caps, _ := p.EndpointPolicyCapabilities(name)
+	var (
+		mu   sync.Mutex
+		made []*plugin.EndpointPolicyClient
+	)
+	report := conformance.CheckEndpointPolicy(name, func() (conformance.EndpointPolicyHarness, error) {
+		return conformance.EndpointPolicyHarnessOf(func(clock spi.Clock) (spi.EndpointPolicy, error) {
+			ep, err := p.NewEndpointPolicy(name, plugin.WithPolicyClock(clock))
+			if err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			made = append(made, ep)
+			mu.Unlock()
+			return ep, nil
+		}, caps, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, ep := range made {
+				_ = ep.Close()
+			}
+			made = nil
+		}), nil
+	})
+	printReport(stdout, stderr, name, report, verbose)
+	return report.Passed()
+}
+
+// printReport prints the line of one implementation and, to stderr, its
+// failed checks (every check with verbose).
+func printReport(stdout, stderr io.Writer, name string, report conformance.Report, verbose bool) {
 	verdict := "PASS"
 	if !report.Passed() {
 		verdict = "FAIL"
 	}
-	fmt.Fprintf(stdout, "conformance %s plugin %s\n", k.Name(), verdict)
+	fmt.Fprintf(stdout, "conformance %s plugin %s\n", name, verdict)
 	for _, c := range report.Checks {
 		if c.Outcome != conformance.Failed && !verbose {
 			continue
 		}
-		fmt.Fprintf(stderr, "    %s/%s %s\n", k.Name(), c.Name, c.Outcome)
+		fmt.Fprintf(stderr, "    %s/%s %s\n", name, c.Name, c.Outcome)
 		for _, line := range c.Log {
 			fmt.Fprintf(stderr, "        %s\n", strings.ReplaceAll(line, "\n", "\n        "))
 		}
 	}
-	return report.Passed()
 }

@@ -40,7 +40,7 @@ func pluginBinary(t *testing.T, name, pkg string) string {
 }
 
 func limitersPlugin(t *testing.T) string {
-	return pluginBinary(t, "sluice-limiters-plugin", "github.com/sluicerpc/sluice/cmd/sluice-limiters-plugin")
+	return pluginBinary(t, "sluice-builtins-plugin", "github.com/sluicerpc/sluice/cmd/sluice-builtins-plugin")
 }
 
 func brokenPlugin(t *testing.T) string {
@@ -63,6 +63,9 @@ func TestConformanceBuiltinPlugin(t *testing.T) {
 conformance tokenbucket plugin PASS
 conformance fixedwindow plugin PASS
 conformance slidingwindow plugin PASS
+conformance circuit-breaker plugin PASS
+conformance adaptive-throttle plugin PASS
+conformance endpoint-concurrency plugin PASS
 `, out)
 }
 
@@ -126,6 +129,7 @@ func TestConformanceCommandLineErrors(t *testing.T) {
 		assert.Empty(t, out)
 		assert.Contains(t, errOut, `no limiter kind "nope"`)
 		assert.Contains(t, errOut, "slidingwindow", "the error lists the kinds served")
+		assert.Contains(t, errOut, "circuit-breaker", "and the endpoint policies")
 	})
 	t.Run("help", func(t *testing.T) {
 		code, _, errOut := runCommand("conformance", "-h")

@@ -33,6 +33,7 @@ require (
 require (
 	github.com/sluicerpc/sluice/client v0.0.0
 	github.com/sluicerpc/sluice/conformance v0.0.0
+	github.com/sluicerpc/sluice/endpointpolicy v0.0.0 // indirect
 	github.com/sluicerpc/sluice/plugin v0.0.0
 	github.com/sluicerpc/sluice/protocol v0.0.0
 	github.com/sluicerpc/sluice/server v0.0.0
@@ -58,3 +59,5 @@ replace github.com/sluicerpc/sluice/protocol => ../../protocol
 replace github.com/sluicerpc/sluice/message => ../../message
 
 replace github.com/sluicerpc/sluice/client => ../../client
+
+replace github.com/sluicerpc/sluice/endpointpolicy => ../../endpointpolicy

@@ -1,4 +1,4 @@
-module github.com/sluicerpc/sluice/cmd/sluice-limiters-plugin
+module github.com/sluicerpc/sluice/cmd/sluice-builtins-plugin
 
 go 1.26.0
 
@@ -30,6 +30,7 @@ require (
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.17 // indirect
 	github.com/oklog/run v1.1.0 // indirect
+	github.com/sluicerpc/sluice/endpointpolicy v0.0.0
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
@@ -38,3 +39,5 @@ require (
 	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/sluicerpc/sluice/endpointpolicy => ../../endpointpolicy

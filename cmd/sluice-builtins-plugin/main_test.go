@@ -10,13 +10,14 @@ import (
 	"github.com/sluicerpc/sluice/limiters/tokenbucket"
 	"github.com/sluicerpc/sluice/limiters/window"
 	"github.com/sluicerpc/sluice/plugin"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 // TestServesEveryBuiltinKind: the configuration is valid and names every
 // built-in kind, each with capabilities. The kinds' behaviour through the
 // bridge is checked by "make conformance" (sluice conformance --plugin).
 func TestServesEveryBuiltinKind(t *testing.T) {
-	c := plugin.ServeConfig{LimiterKinds: entries()}
+	c := plugin.ServeConfig{LimiterKinds: entries(), EndpointPolicies: policies()}
 	require.NoError(t, c.Validate())
 	var names []string
 	for _, e := range c.LimiterKinds {
@@ -24,4 +25,11 @@ func TestServesEveryBuiltinKind(t *testing.T) {
 		assert.NotNil(t, e.Capabilities, e.Kind.Name())
 	}
 	assert.Equal(t, []string{concurrency.KindName, tokenbucket.KindName, window.FixedKindName, window.SlidingKindName}, names)
+	var pols []string
+	for _, e := range c.EndpointPolicies {
+		pols = append(pols, e.Name)
+		assert.NotNil(t, e.Capabilities, e.Name)
+		assert.NotNil(t, e.New(spi.SystemClock{}), e.Name)
+	}
+	assert.Equal(t, []string{"circuit-breaker", "adaptive-throttle", "endpoint-concurrency"}, pols)
 }
