@@ -87,6 +87,6 @@ func main() {
 	plugin.Serve(plugin.ServeConfig{
 		LimiterKinds:     entries(),
 		EndpointPolicies: policies(),
-		Logger:       plugin.NewPluginLogger("sluice-builtins-plugin"),
+		Logger:           plugin.NewPluginLogger("sluice-builtins-plugin"),
 	})
 }
