@@ -111,6 +111,12 @@ func (c *Client) attempt(ctx context.Context, ep *endpoint, method string, body 
 	}
 	out, err := c.attemptOnce(ctx, ep, method, body, oneWay, cl)
 	if held {
+		if out == outcomeRemoteError && status.Code(err) == protocol.CodeDeadlineExceeded && errors.Is(ctxErr(ctx), context.DeadlineExceeded) {
+			// The server's copy of the caller's deadline (the time
+			// budget) ended the call a moment before the caller's own
+			// timer: the same outcome for the policy either way.
+			out = outcomeDeadlineExceeded
+		}
 		c.policy.report(a, out, err)
 	}
 	return out, err

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -262,6 +263,7 @@ func attemptOutcome(out outcome, err error, elapsed time.Duration) spi.AttemptOu
 		o.Kind = spi.OutcomeGoAway
 	case outcomeDeadlineExceeded:
 		o.Kind = spi.OutcomeDeadlineExceeded
+		o.ResponseObserved = err != nil && status.Code(err) == protocol.CodeDeadlineExceeded && !isContextError(err)
 	default:
 		// Cancelled by the caller, or abandoned by the client itself
 		// before anything was sent (unknown method, oversized request):
@@ -269,4 +271,10 @@ func attemptOutcome(out outcome, err error, elapsed time.Duration) spi.AttemptOu
 		o.Kind = spi.OutcomeCancelled
 	}
 	return o
+}
+
+// isContextError reports whether err is the caller's own context error
+// (rather than the server's DeadlineExceeded answer).
+func isContextError(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
