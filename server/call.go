@@ -110,7 +110,9 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 	}
 
 	// The call leaves the reader: it keeps its own copy of the payload (a
-	// queued call keeps it charged to MaxQueuedBytes).
+	// queued call keeps it charged to MaxQueuedBytes), parsed again (about
+	// 100 ns) so that its body and metadata alias the copy. Copying only
+	// here keeps every refusal above free of the copy.
 	cl.payload = append(cl.payload[:0], payload...)
 	if err := protocol.ParseRequest(h, cl.payload, c.lim, &cl.req); err != nil {
 		panic("server: a request that parsed once does not parse again: " + err.Error())
@@ -254,7 +256,7 @@ func (e *panicError) Error() string { return e.f.Message }
 // refuse answers a call that will not run: an Error frame, or for a
 // one-way call a counted drop.
 func (c *conn) refuse(id uint64, oneWay bool, f protocol.ErrorFrame, drop dropReason) {
-	c.s.stats.refused(f, drop)
+	c.s.stats.refused(drop)
 	if oneWay {
 		c.s.stats.oneWayDropped.Add(1)
 		return

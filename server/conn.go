@@ -239,12 +239,13 @@ func (c *conn) readLoop() error {
 			}
 		case protocol.FrameCancel:
 			c.callFrame.Add(1)
-			reason, err := protocol.ParseCancel(h, payload)
-			if err != nil {
+			// Both reasons end the call alike; the reason is only
+			// validated.
+			if _, err := protocol.ParseCancel(h, payload); err != nil {
 				c.violation(err)
 				return err
 			}
-			c.onCancel(h.ID, reason)
+			c.onCancel(h.ID)
 		case protocol.FramePing:
 			data, err := protocol.ParsePing(h, payload)
 			if err != nil {
@@ -285,14 +286,13 @@ func (c *conn) violation(err error) {
 // onCancel cancels the call id if it is still in flight and cancellable.
 // It holds c.mu while cancelling, so the call cannot finish and be reused
 // for another request meanwhile.
-func (c *conn) onCancel(id uint64, reason protocol.CancelReason) {
+func (c *conn) onCancel(id uint64) {
 	c.mu.Lock()
 	if cl := c.calls[id]; cl != nil {
 		cl.cancel()
 		c.s.stats.cancels.Add(1)
 	}
 	c.mu.Unlock()
-	_ = reason // both reasons end the call the same way
 }
 
 // drain starts a graceful end: a GoAway with the last accepted id, new

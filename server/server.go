@@ -160,8 +160,8 @@ func (s *Server) Serve(l net.Listener) error {
 		}
 		backoff = 0
 		c := &conn{s: s, nc: nc}
-		if reason := c.slot.Admit(s.gate); reason != conngate.ReasonNone {
-			s.stats.refusedConn(reason)
+		if c.slot.Admit(s.gate) != conngate.ReasonNone {
+			// Counted by the gate, per reason (Stats).
 			_ = nc.Close()
 			continue
 		}

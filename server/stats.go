@@ -7,7 +7,6 @@ import (
 
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/protocol"
-	"github.com/sluicerpc/sluice/server/internal/conngate"
 )
 
 // Stats is a snapshot of the server's counters and bounds.
@@ -95,9 +94,7 @@ var dropNames = [...]string{"concurrency", "rate", "queue_full", "queue_timeout"
 
 func (d dropReason) String() string { return dropNames[d] }
 
-func (c *counters) refused(_ protocol.ErrorFrame, d dropReason) { c.refusals[d].Add(1) }
-
-func (c *counters) refusedConn(conngate.Reason) {} // counted by the gate
+func (c *counters) refused(d dropReason) { c.refusals[d].Add(1) }
 
 // admissionRefusal turns a refusal of Permit.Start or Wait into the Error
 // frame the caller gets: ResourceExhausted with the kernel's reason and
