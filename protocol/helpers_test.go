@@ -2,7 +2,6 @@ package protocol_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -90,8 +89,3 @@ func must(t testing.TB) func(b []byte, err error) []byte {
 		return b
 	}
 }
-
-const (
-	time1s = time.Second
-	tick   = time.Millisecond
-)

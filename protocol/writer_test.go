@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -131,15 +132,22 @@ func TestWriterLargeFrame(t *testing.T) {
 
 func TestWriterError(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	boom := errors.New("boom")
-	cw := &countingWriter{err: boom}
-	w := protocol.NewWriter(cw, 0)
-	frame := protocol.AppendPing(nil, [8]byte{})
-	require.NoError(t, w.Write(frame)) // queued; the error surfaces later
-	assert.Eventually(t, func() bool { return errors.Is(w.Write(frame), boom) }, time1s, tick)
-	assert.ErrorIs(t, w.Write(frame), boom)
-	assert.ErrorIs(t, w.Close(), boom)
-	assert.ErrorIs(t, w.Close(), boom)
+	synctest.Test(t, func(t *testing.T) {
+		boom := errors.New("boom")
+		cw := &countingWriter{err: boom}
+		w := protocol.NewWriter(cw, 0)
+		frame := protocol.AppendPing(nil, [8]byte{})
+		require.NoError(t, w.Write(frame)) // queued; the error surfaces later
+		// The flusher writes the frame, fails and returns: from then on
+		// every Write and Close returns the error.
+		synctest.Wait()
+		calls, _ := cw.stats()
+		require.Equal(t, 1, calls, "the flusher has written the batch")
+		assert.ErrorIs(t, w.Write(frame), boom)
+		assert.ErrorIs(t, w.Write(frame), boom)
+		assert.ErrorIs(t, w.Close(), boom)
+		assert.ErrorIs(t, w.Close(), boom)
+	})
 }
 
 type shortWriter struct{}
@@ -170,29 +178,35 @@ func TestWriterClose(t *testing.T) {
 
 func TestWriterCloseUnblocksWriters(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	cw := &countingWriter{gate: make(chan struct{})}
-	w := protocol.NewWriter(cw, 32)
-	frame := protocol.AppendPing(nil, [8]byte{})
-	require.NoError(t, w.Write(frame)) // taken by the gated flusher
-	require.NoError(t, w.Write(frame)) // pending: 24 bytes
-	var blocked atomic.Int32
-	var wg sync.WaitGroup
-	var errs [4]error
-	for i := range errs {
-		wg.Go(func() {
-			blocked.Add(1)
-			errs[i] = w.Write(frame) // 24+24 > 32: blocks
-		})
-	}
-	assert.Eventually(t, func() bool { return blocked.Load() == 4 }, time1s, tick)
-	done := make(chan error)
-	go func() { done <- w.Close() }()
-	close(cw.gate)
-	require.NoError(t, <-done)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		cw := &countingWriter{gate: make(chan struct{})}
+		w := protocol.NewWriter(cw, 32)
+		frame := protocol.AppendPing(nil, [8]byte{})
+		require.NoError(t, w.Write(frame)) // taken by the gated flusher
+		synctest.Wait()                    // the flusher holds it in the gated Write
+		require.NoError(t, w.Write(frame)) // pending: 24 bytes
+		var returned atomic.Int32
+		var wg sync.WaitGroup
+		var errs [4]error
+		for i := range errs {
+			wg.Go(func() {
+				errs[i] = w.Write(frame) // 24+24 > 32: blocks
+				returned.Add(1)
+			})
+		}
+		synctest.Wait()
+		require.Zero(t, returned.Load(), "the writers block on the full buffer")
+		done := make(chan error)
+		go func() { done <- w.Close() }()
+		synctest.Wait() // Close has released the writers and waits for the flusher
+		require.Equal(t, int32(len(errs)), returned.Load(), "Close unblocks the writers")
+		for _, err := range errs {
 			assert.ErrorIs(t, err, protocol.ErrWriterClosed)
 		}
-	}
+		close(cw.gate)
+		require.NoError(t, <-done)
+		wg.Wait()
+		_, out := cw.stats()
+		assert.Equal(t, bytes.Repeat(frame, 2), out, "Close flushes what was pending, nothing of the writers it unblocked")
+	})
 }
