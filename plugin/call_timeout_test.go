@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -14,11 +15,12 @@ import (
 	"github.com/sluicerpc/sluice/spi"
 )
 
-// stalling is testkind's limiter whose TryAcquire blocks while stall is
-// held, and reports each decision it made on decided.
+// stalling is testkind's limiter whose TryAcquire signals entered, blocks
+// while stall is held, and reports each decision it made on decided.
 type stalling struct {
 	testkind.Kind
 	stall   *sync.RWMutex
+	entered chan struct{}
 	decided chan spi.Decision
 }
 
@@ -33,6 +35,10 @@ type stallingLimiter struct {
 }
 
 func (l stallingLimiter) TryAcquire(now time.Time, n int64) spi.Decision {
+	select {
+	case l.k.entered <- struct{}{}:
+	default:
+	}
 	l.k.stall.RLock()
 	defer l.k.stall.RUnlock()
 	d := l.Limiter.TryAcquire(now, n)
@@ -43,24 +49,41 @@ func (l stallingLimiter) TryAcquire(now time.Time, n int64) spi.Decision {
 // TestCallTimeoutFailsAHungCall: a plugin that leaves TryAcquire
 // unanswered makes it refuse after the call timeout with a clear error,
 // and the plugin serves again once it answers.
+//
+// The call watch is driven by hand (WithManualCallWatch): the stalled call
+// is overdue exactly when the test has ticked a full timeout past it, and
+// no other call of the test can time out on a slow machine; the timeout
+// itself is long, since it also bounds the handshake's listing calls as a
+// deadline. (The watch's
+// timing itself, a failure between one and one and a quarter timeouts, is
+// TestCallWatchFailsAHungCallWithinAQuarter's, on synctest's clock.)
 func TestCallTimeoutFailsAHungCall(t *testing.T) {
-	const timeout = 200 * time.Millisecond
-	kind := stalling{stall: &sync.RWMutex{}, decided: make(chan spi.Decision, 1)}
-	k := plugin.ConnectInProcess(t, kind, plugin.WithLogger(quietLogger()), plugin.WithCallTimeout(timeout))
+	const timeout = waitLimit
+	kind := stalling{stall: &sync.RWMutex{}, entered: make(chan struct{}, 1), decided: make(chan spi.Decision, 1)}
+	k := plugin.ConnectInProcess(t, kind, plugin.WithLogger(quietLogger()), plugin.WithCallTimeout(timeout), plugin.WithManualCallWatch())
 	now := time.Unix(5, 0)
 	l, err := k.New(testkind.Params(1), now)
 	require.NoError(t, err)
 
 	kind.stall.Lock()
-	start := time.Now()
-	d := l.TryAcquire(now, 1)
-	elapsed := time.Since(start)
+	answered := make(chan spi.Decision, 1)
+	go func() { answered <- l.TryAcquire(now, 1) }()
+	<-kind.entered // the host began the call; the plugin stalls in it
+	for i := range plugin.CallWatchTicks {
+		require.Zero(t, plugin.TickCallWatch(k.Plugin()), "failed before the call timeout (tick %d)", i+1)
+	}
+	require.Equal(t, 1, plugin.TickCallWatch(k.Plugin()), "a full timeout past the call: overdue")
+	var d spi.Decision
+	select {
+	case d = <-answered:
+	case <-time.After(waitLimit):
+		t.Fatal("the timed-out call did not return")
+	}
 
 	assert.Equal(t, spi.RefuseNever(), d)
-	assert.GreaterOrEqual(t, elapsed, timeout, "failed before the call timeout")
 	err = l.(*plugin.Limiter).Err()
 	assert.True(t, errors.Is(err, plugin.ErrPluginUnavailable), "%v", err)
-	assert.ErrorContains(t, err, "no answer within the call timeout 200ms")
+	assert.ErrorContains(t, err, fmt.Sprintf("no answer within the call timeout %v", timeout))
 	assert.Equal(t, uint64(1), k.Failures())
 
 	// A later call on the same connection: HTTP/2 keeps frames in order,

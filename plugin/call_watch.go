@@ -58,10 +58,19 @@ func newEpoch() *watchEpoch {
 // newCallWatch starts the watchdog; stopWatch ends it. onHang is told how
 // many tracked calls were found overdue when an epoch is cancelled.
 func newCallWatch(timeout time.Duration, onHang func(calls int)) *callWatch {
+	w := newStoppedCallWatch(timeout, onHang)
+	w.done = make(chan struct{})
+	go w.run(max(timeout/watchTicks, time.Millisecond))
+	return w
+}
+
+// newStoppedCallWatch is a callWatch without its watchdog goroutine: its
+// clock advances only when tick is called (tests drive it so).
+func newStoppedCallWatch(timeout time.Duration, onHang func(calls int)) *callWatch {
 	w := &callWatch{timeout: timeout, stop: make(chan struct{}), done: make(chan struct{}), onHang: onHang}
+	close(w.done) // no watchdog to wait for in stopWatch
 	w.clock.Store(1)
 	w.epoch.Store(newEpoch())
-	go w.run(max(timeout/watchTicks, time.Millisecond))
 	return w
 }
 
@@ -111,25 +120,32 @@ func (w *callWatch) run(interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		now := w.clock.Add(1)
-		overdue := 0
-		for s := range w.slots {
-			// A slot stamped at tick k is overdue once the clock has
-			// advanced watchTicks times past k: a full timeout. It is
-			// stamped afresh, so that a call that ignores its
-			// cancellation counts again only a timeout later.
-			if k := w.slots[s].Load(); k != 0 && now-k > watchTicks && w.slots[s].CompareAndSwap(k, now) {
-				overdue++
-			}
-		}
-		if overdue > 0 {
-			old := w.epoch.Swap(newEpoch())
-			old.cancel(errCallTimedOut)
-			if w.onHang != nil {
-				w.onHang(overdue)
-			}
+		w.tick()
+	}
+}
+
+// tick advances the watch's clock by one tick and fails the calls in
+// flight if one is overdue; it returns how many were.
+func (w *callWatch) tick() int {
+	now := w.clock.Add(1)
+	overdue := 0
+	for s := range w.slots {
+		// A slot stamped at tick k is overdue once the clock has
+		// advanced watchTicks times past k: a full timeout. It is
+		// stamped afresh, so that a call that ignores its cancellation
+		// counts again only a timeout later.
+		if k := w.slots[s].Load(); k != 0 && now-k > watchTicks && w.slots[s].CompareAndSwap(k, now) {
+			overdue++
 		}
 	}
+	if overdue > 0 {
+		old := w.epoch.Swap(newEpoch())
+		old.cancel(errCallTimedOut)
+		if w.onHang != nil {
+			w.onHang(overdue)
+		}
+	}
+	return overdue
 }
 
 // stopWatch ends the watchdog and fails every call in flight with cause;

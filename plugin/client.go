@@ -40,6 +40,9 @@ type options struct {
 	startTimeout time.Duration
 	callTimeout  time.Duration
 	kind         string
+	// manualWatch leaves the call watch without its watchdog: its clock
+	// advances only when a test ticks it (export_test.go).
+	manualWatch bool
 }
 
 func defaultOptions() options {
@@ -125,9 +128,14 @@ func newPlugin(ctx context.Context, rpc pb.LimiterKindClient, policyRPC pb.Endpo
 		return nil, errors.New("sluice/plugin: the plugin serves no limiter kind and no endpoint policy")
 	}
 	logger := p.logger
-	p.watch = newCallWatch(p.callTimeout, func(calls int) {
+	onHang := func(calls int) {
 		logger.Error("plugin calls timed out; failing every call in flight", "overdue", calls, "call_timeout", o.callTimeout)
-	})
+	}
+	if o.manualWatch {
+		p.watch = newStoppedCallWatch(p.callTimeout, onHang)
+	} else {
+		p.watch = newCallWatch(p.callTimeout, onHang)
+	}
 	// A Plugin nobody closed stops its watchdog once unreachable.
 	runtime.AddCleanup(p, func(w *callWatch) { w.stopWatch(errPluginClosed) }, p.watch)
 	return p, nil

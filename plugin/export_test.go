@@ -53,3 +53,17 @@ func ConnectInProcessConfig(t testing.TB, c ServeConfig, opts ...Option) *Plugin
 	t.Cleanup(func() { _ = p.Close() }) // runs before the connection closes
 	return p
 }
+
+// WithManualCallWatch leaves the call watch without its watchdog: its clock
+// advances only by TickCallWatch, so no call times out unless the test
+// says so, however slow the machine.
+func WithManualCallWatch() Option { return func(o *options) { o.manualWatch = true } }
+
+// CallWatchTicks is how many ticks of the call watch make one call timeout.
+const CallWatchTicks = watchTicks
+
+// TickCallWatch advances the call watch of p (made WithManualCallWatch) by
+// one tick, as its watchdog would every quarter of the call timeout, and
+// returns how many calls in flight it found overdue (then every call in
+// flight fails).
+func TickCallWatch(p *Plugin) int { return p.watch.tick() }

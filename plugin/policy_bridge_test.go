@@ -198,25 +198,37 @@ func TestEndpointPolicyCloseDrops(t *testing.T) {
 // TestEndpointPolicyCallTimeout: a TryAcquire left unanswered refuses
 // after the call timeout, counted; the attempt the plugin allowed after
 // the host gave up is reported there as cancelled, so it holds no slot.
+// The call watch is ticked by hand, as in TestCallTimeoutFailsAHungCall.
 func TestEndpointPolicyCallTimeout(t *testing.T) {
-	const timeout = 200 * time.Millisecond
+	const timeout = waitLimit
 	stall := &sync.RWMutex{}
+	entered := make(chan struct{}, 1)
 	decided := make(chan spi.EndpointDecision, 1)
 	inner := testpolicy.New(nil)
 	p := plugin.ConnectInProcessConfig(t, plugin.ServeConfig{
 		EndpointPolicies: []plugin.EndpointPolicyEntry{{Name: "stalling", New: func(spi.Clock) spi.EndpointPolicy {
-			return stallingPolicy{inner, stall, decided}
+			return stallingPolicy{inner, stall, entered, decided}
 		}}},
 		Logger: quietLogger(),
-	}, plugin.WithLogger(quietLogger()), plugin.WithCallTimeout(timeout))
+	}, plugin.WithLogger(quietLogger()), plugin.WithCallTimeout(timeout), plugin.WithManualCallWatch())
 	ep, err := p.NewEndpointPolicy("stalling")
 	require.NoError(t, err)
 	defer func() { _ = ep.Close() }()
 
 	stall.Lock()
-	begin := time.Now()
-	d := ep.TryAcquire("e", "m")
-	assert.GreaterOrEqual(t, time.Since(begin), timeout)
+	answered := make(chan spi.EndpointDecision, 1)
+	go func() { answered <- ep.TryAcquire("e", "m") }()
+	<-entered // the host began the call; the plugin stalls in it
+	for i := range plugin.CallWatchTicks {
+		require.Zero(t, plugin.TickCallWatch(p), "failed before the call timeout (tick %d)", i+1)
+	}
+	require.Equal(t, 1, plugin.TickCallWatch(p), "a full timeout past the call: overdue")
+	var d spi.EndpointDecision
+	select {
+	case d = <-answered:
+	case <-time.After(waitLimit):
+		t.Fatal("the timed-out call did not return")
+	}
 	assert.Equal(t, spi.EndpointDecision{}, d)
 	assert.ErrorIs(t, ep.Err(), plugin.ErrPluginUnavailable)
 	assert.ErrorContains(t, ep.Err(), "no answer within the call timeout")
@@ -243,15 +255,21 @@ func TestEndpointPolicyCallTimeout(t *testing.T) {
 		}
 		return len(held) == testpolicy.Bound
 	}, waitLimit, time.Millisecond, "the attempt allowed after the host gave up holds a slot")
+	assert.Equal(t, uint64(1), p.Failures(), "no other call timed out")
 }
 
 type stallingPolicy struct {
 	spi.EndpointPolicy
 	stall   *sync.RWMutex
+	entered chan struct{}
 	decided chan spi.EndpointDecision
 }
 
 func (p stallingPolicy) TryAcquire(endpoint, method string) spi.EndpointDecision {
+	select {
+	case p.entered <- struct{}{}:
+	default:
+	}
 	p.stall.RLock()
 	defer p.stall.RUnlock()
 	d := p.EndpointPolicy.TryAcquire(endpoint, method)
