@@ -26,6 +26,9 @@ type binder struct {
 	liveNS *namespace
 	nsPlan nsPlan
 	nsDesc *partDesc
+	// woken are entry states whose waiters should be re-examined after
+	// publication (a handover, a re-added limit).
+	woken []*state
 }
 
 // nsPlan says, per class slot, how the entries of a live namespace change.
@@ -47,8 +50,10 @@ type paramChange struct {
 	field    string
 }
 
-// handover replaces the algorithm of a rate scope: from's usage becomes a
-// barrier in to, and from's later acquisitions are redirected to to.
+// handover replaces the limiter kind of a scope: for rate, from's usage
+// becomes a barrier in to; for concurrency, to counts from's holders as
+// occupied until they release (succession.go). Either way from's later
+// acquisitions are redirected to to.
 type handover struct {
 	from, to *state
 }
@@ -81,7 +86,7 @@ func (k *Kernel) bind(c *candidate) (*program, []*state, error) {
 	}
 	var ns *namespace
 	if c.part != nil {
-		ns = b.bindNamespace(c.part, k.lastNS)
+		ns = b.bindNamespace(c.part)
 	}
 	if err := b.probs.err(); err != nil {
 		return nil, nil, err
@@ -121,13 +126,14 @@ func (k *Kernel) bind(c *candidate) (*program, []*state, error) {
 			k.lastRate[st.key.scope] = st
 		}
 	}
-	wake := make([]*state, 0, len(b.changes)+len(b.handovers))
+	wake := make([]*state, 0, len(b.changes)+len(b.handovers)+len(b.woken))
 	for _, ch := range b.changes {
 		wake = append(wake, ch.st)
 	}
 	for _, h := range b.handovers {
 		wake = append(wake, h.from)
 	}
+	wake = append(wake, b.woken...)
 	return p, wake, nil
 }
 
@@ -140,13 +146,26 @@ func (b *binder) newState(d stateDesc, lineage uint64) *state {
 	return st
 }
 
+// bindConcurrency binds the scope's concurrency state: the newest one the
+// registry keeps for the scope (while any program binds it, or while it
+// still counts a predecessor's holders), reconfigured in place; or, for
+// another kind, a successor that counts the old state's holders as
+// occupied until they release; or a new state when the scope has none.
 func (b *binder) bindConcurrency(d stateDesc) *state {
-	st := b.k.registry[d.key]
+	st := b.k.concHead[d.key.scope]
+	if st != nil && b.k.registry[st.key] != st {
+		st = nil // reclaimed
+	}
 	switch {
 	case st == nil:
-		return b.newState(d, 0)
+		b.k.lineages++
+		return b.newState(d, b.k.lineages)
 	case st.kind.Name() != d.kind.Name():
-		b.probs.add(d.field+".Kind", fmt.Sprintf("cannot replace concurrency limiter kind %q with %q while earlier programs still use its state; disable, let it drain, then enable", st.kind.Name(), d.kind.Name()))
+		b.k.lineages++
+		to := b.newState(d, b.k.lineages)
+		to.carry = &carry{from: st}
+		b.handovers = append(b.handovers, handover{from: st, to: to})
+		return to
 	case !st.params.Equal(d.spec.Params):
 		b.changes = append(b.changes, paramChange{st: st, old: st.params, new: d.spec.Params, field: d.field})
 	}
@@ -182,15 +201,14 @@ func (b *binder) bindRate(d stateDesc, prev *state) *state {
 	return st
 }
 
-// bindNamespace resolves the partition namespace: the live one of the
-// last enabled program when the selector identity is the same, otherwise
-// a new, empty one.
-func (b *binder) bindNamespace(d *partDesc, prev *namespace) *namespace {
+// bindNamespace resolves the partition namespace: the one the kernel keeps
+// for the selector identity (bound by a live program, whatever the
+// programs in between bound, or kept for its rate usage), otherwise a new,
+// empty one.
+func (b *binder) bindNamespace(d *partDesc) *namespace {
 	b.nsDesc = d
-	if prev != nil && prev.refs.Load() == 0 {
-		prev = nil // reclaimed
-	}
-	if prev == nil || prev.key != d.key {
+	prev := b.k.findNamespace(d.key)
+	if prev == nil {
 		b.newNS = newNamespace(d.key, int64(d.policy.MaxPartitions), d.policy.IdleTimeout, d.spec, b.now)
 		return b.newNS
 	}
@@ -210,7 +228,8 @@ func (b *binder) bindNamespace(d *partDesc, prev *namespace) *namespace {
 				b.nsPlan[slot] = nsReconfigure
 			}
 		case slot == 0:
-			b.probs.add(field+".Kind", fmt.Sprintf("cannot replace the partitions' concurrency limiter kind %q with %q while the namespace is live; change the selector version to start a new namespace", ok.Name(), nk.Name()))
+			// Each entry's new state counts the old one's holders.
+			b.nsPlan[slot] = nsHandover
 		default:
 			if _, canHand := prev.def.states.Load().s[slot].lim.(spi.Handover); !canHand {
 				b.probs.add(field+".Kind", fmt.Sprintf("cannot replace rate limiter kind %q: it does not implement spi.Handover, so its usage cannot be carried", ok.Name()))
@@ -222,6 +241,17 @@ func (b *binder) bindNamespace(d *partDesc, prev *namespace) *namespace {
 		}
 	}
 	return prev
+}
+
+// findNamespace returns the newest namespace the kernel keeps for key, or
+// nil. k.mu held, after sweepLocked.
+func (k *Kernel) findNamespace(key nsKey) *namespace {
+	for _, ns := range slices.Backward(k.spaces) {
+		if ns.key == key {
+			return ns
+		}
+	}
+	return nil
 }
 
 // commit applies the binder's changes to stable state: first every step
@@ -260,15 +290,26 @@ func (b *binder) commit() error {
 	}
 	var entryErr error
 	for slot, change := range b.nsPlan {
-		if change != nsReconfigure || entryErr != nil {
-			continue
+		if entryErr != nil || b.liveNS == nil {
+			break
 		}
 		to := b.nsDesc.spec.params[slot]
-		b.liveNS.eachEntry(func(e *partEntry) {
-			if entryErr == nil {
-				entryErr = reconfigure(e.states.Load().s[slot], to, "Partition.Rule")
-			}
-		})
+		switch {
+		case change == nsReconfigure:
+			b.liveNS.eachEntry(func(e *partEntry) {
+				if entryErr == nil {
+					entryErr = reconfigure(e.states.Load().s[slot], to, "Partition.Rule")
+				}
+			})
+		case change == nsAdd && slot == 0:
+			// A concurrency limit re-added finds the parked state
+			// that the entry's holders still occupy.
+			b.liveNS.eachEntry(func(e *partEntry) {
+				if p := e.states.Load().parked; entryErr == nil && p != nil && p.kind.Name() == b.nsDesc.spec.kinds[0].Name() && !p.params.Equal(to) {
+					entryErr = reconfigure(p, to, "Partition.Rule")
+				}
+			})
+		}
 	}
 	if entryErr != nil {
 		return entryErr
@@ -285,17 +326,29 @@ func (b *binder) commit() error {
 		b.k.spaces = append(b.k.spaces, b.newNS)
 	}
 	for _, h := range b.handovers {
-		// The successor inherits before any request can be redirected
-		// to it: a request that meets the sealed predecessor in between
-		// is refused (too strict for an instant, never too loose).
-		usage := h.from.lim.(spi.Handover).Seal(b.now)
-		h.to.lim.(spi.Inheritor).Inherit(b.now, usage)
-		h.from.succ.Store(h.to)
+		handOver(h.from, h.to, b.now)
 	}
 	for _, st := range b.created {
 		b.k.registry[st.key] = st
+		if st.class == spi.ClassConcurrency {
+			b.k.concHead[st.key.scope] = st
+		}
 	}
 	return nil
+}
+
+// handOver makes to the successor of from at now (see handover).
+func handOver(from, to *state, now time.Time) {
+	if from.class == spi.ClassConcurrency {
+		takeOver(from, to)
+		return
+	}
+	// The successor inherits before any request can be redirected to it:
+	// a request that meets the sealed predecessor in between is refused
+	// (too strict for an instant, never too loose).
+	usage := from.lim.(spi.Handover).Seal(now)
+	to.lim.(spi.Inheritor).Inherit(now, usage)
+	from.succ.Store(to)
 }
 
 // commitNamespace applies the live targets and the per-partition rule to a
@@ -307,19 +360,30 @@ func (b *binder) commitNamespace(ns *namespace) {
 	ns.eachEntry(func(e *partEntry) {
 		old := e.states.Load()
 		next := *old
+		if next.parked != nil && e.pins.Load() == 0 {
+			// No request routes to it any more (see entryStates).
+			next.parked = nil
+		}
 		for slot, change := range b.nsPlan {
 			switch change {
 			case nsAdd:
-				next.s[slot] = ns.newEntryState(e, d.spec.kinds[slot], d.spec.params[slot], b.now)
+				next.s[slot] = b.addEntryState(ns, e, &next, slot)
 			case nsRemove:
+				if slot == 0 {
+					next.parked = old.s[slot]
+				}
 				next.s[slot] = nil
 			case nsReconfigure:
 				old.s[slot].params = d.spec.params[slot]
+				b.woken = append(b.woken, old.s[slot]) // its limit may have grown
 			case nsHandover:
 				from := old.s[slot]
 				to := ns.newEntryState(e, d.spec.kinds[slot], d.spec.params[slot], b.now)
-				to.lim.(spi.Inheritor).Inherit(b.now, from.lim.(spi.Handover).Seal(b.now))
-				from.succ.Store(to)
+				if slot == 0 {
+					to.carry = &carry{from: from}
+				}
+				handOver(from, to, b.now)
+				b.woken = append(b.woken, from)
 				next.s[slot] = to
 			}
 		}
@@ -330,20 +394,72 @@ func (b *binder) commitNamespace(ns *namespace) {
 	ns.spec.Store(d.spec)
 }
 
-// sweepLocked drops drained programs from the live list and states that no
-// unreclaimed program binds. k.mu held.
+// addEntryState returns the state of a limit added to entry e's rule at
+// slot: for concurrency the parked state of an earlier removal (reused for
+// the same kind, succeeded for another), else a new one.
+func (b *binder) addEntryState(ns *namespace, e *partEntry, next *entryStates, slot int) *state {
+	d := b.nsDesc
+	p := next.parked
+	if slot != 0 || p == nil {
+		return ns.newEntryState(e, d.spec.kinds[slot], d.spec.params[slot], b.now)
+	}
+	next.parked = nil
+	if p.kind.Name() == d.spec.kinds[0].Name() {
+		p.params = d.spec.params[0]
+		b.woken = append(b.woken, p) // its limit may have grown
+		return p
+	}
+	to := ns.newEntryState(e, d.spec.kinds[0], d.spec.params[0], b.now)
+	to.carry = &carry{from: p}
+	handOver(p, to, b.now)
+	b.woken = append(b.woken, p)
+	return to
+}
+
+// sweepLocked drops drained programs from the live list, and states and
+// namespaces that nothing needs any more. k.mu held.
+//
+// A state no unreclaimed program binds has no holders and no waiters (both
+// keep their program's lease). It is still kept while dropping it would
+// change what a later program admits: a concurrency state that counts a
+// replaced predecessor's holders; the rate lineage (and the partition
+// namespace) that the next Enable continues, until its consumed quota no
+// longer counts (a fresh limiter would be no different). Once sealed and
+// drained (final), nothing is kept.
 func (k *Kernel) sweepLocked() {
 	k.programs = slices.DeleteFunc(k.programs, func(p *program) bool {
 		g := k.cell.Load()
 		current := g != nil && g.Value() == p
 		return !current && p.drained()
 	})
-	maps.DeleteFunc(k.registry, func(_ stateKey, st *state) bool { return st.refs.Load() == 0 })
-	maps.DeleteFunc(k.lastRate, func(_ Scope, st *state) bool { return st.refs.Load() == 0 })
-	k.spaces = slices.DeleteFunc(k.spaces, func(ns *namespace) bool { return ns.refs.Load() == 0 })
-	if k.lastNS != nil && k.lastNS.refs.Load() == 0 {
+	final := k.sealed.Load() && k.live.Load() == 0
+	now := k.clock.Now()
+	maps.DeleteFunc(k.registry, func(_ stateKey, st *state) bool {
+		if st.refs.Load() != 0 {
+			return false
+		}
+		if final {
+			return true
+		}
+		if st.class == spi.ClassConcurrency {
+			return !st.carried()
+		}
+		return k.lastRate[st.key.scope] != st || st.atRest(now)
+	})
+	maps.DeleteFunc(k.lastRate, func(_ Scope, st *state) bool { return k.registry[st.key] != st })
+	maps.DeleteFunc(k.concHead, func(_ Scope, st *state) bool { return k.registry[st.key] != st })
+	k.spaces = slices.DeleteFunc(k.spaces, func(ns *namespace) bool {
+		return ns.refs.Load() == 0 && (final || ns != k.lastNS || ns.atRest(now))
+	})
+	if k.lastNS != nil && !slices.Contains(k.spaces, k.lastNS) {
 		k.lastNS = nil
 	}
+}
+
+// atRest reports whether the rate state st counts no consumed quota at
+// now: a fresh limiter of its kind would behave the same.
+func (st *state) atRest(now time.Time) bool {
+	return st.succ.Load() != nil || st.lim.Snapshot(now).InUse <= 0
 }
 
 // sortedStates returns the registry's states in a stable order. k.mu held.

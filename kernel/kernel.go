@@ -40,6 +40,9 @@ type Kernel struct {
 	// lastRate is the rate lineage of each scope bound by the last
 	// enabled program: what the next Update or Enable continues.
 	lastRate map[Scope]*state
+	// concHead is the newest concurrency state of each scope that the
+	// registry keeps: what the next program binds at the scope.
+	concHead map[Scope]*state
 	lineages uint64 // lineage numbers handed out
 	// spaces are the partition namespaces that unreclaimed programs
 	// bind; lastNS is the last enabled program's.
@@ -52,6 +55,12 @@ type Kernel struct {
 	queuedCalls int
 	queuedBytes int64
 	seq         uint64
+	// allWaiters lists every waiter, on whatever state it waits (Seal
+	// ends each); armed are the states with a pending retry timer;
+	// wakeLater are succession chains to dispatch before qmu is released.
+	allWaiters *waiter
+	armed      map[*state]struct{}
+	wakeLater  []*state
 
 	live      atomic.Int64 // published programs not yet drained
 	drainedCh chan struct{}
@@ -70,6 +79,7 @@ func New(cfg Config) (*Kernel, error) {
 		reg:       cfg.Registry,
 		clock:     cfg.Clock,
 		registry:  make(map[stateKey]*state),
+		concHead:  make(map[Scope]*state),
 		drainedCh: make(chan struct{}),
 	}
 	if k.reg == nil {

@@ -3,7 +3,6 @@ package kernel
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // Enable publishes a program built from o. It applies only while admission
@@ -102,8 +101,10 @@ func (k *Kernel) publish(o Options, check func() error) (uint64, error) {
 }
 
 // Seal closes the lifecycle: nothing is published afterwards. Every queued
-// waiter ends with an ErrUnavailable refusal, new requests are refused with
-// ErrUnavailable, and active permits finish normally. Seal is idempotent.
+// waiter ends with an ErrUnavailable refusal, whatever state it waits on;
+// new requests, and requests that captured a program before Seal but
+// admit after it, are refused with ErrUnavailable; active permits finish
+// normally. Nothing is granted after Seal. Seal is idempotent.
 func (k *Kernel) Seal() {
 	k.mu.Lock()
 	if k.sealed.Load() {
@@ -113,28 +114,13 @@ func (k *Kernel) Seal() {
 	k.sealed.Store(true)
 	k.enabled = false
 	k.cell.Publish(&program{k: k, sealed: true, gen: k.gen.Load()}, k.gen.Load(), nil)
-	states := k.sortedStates()
-	for _, ns := range k.spaces {
-		ns.eachEntry(func(e *partEntry) {
-			for _, st := range e.states.Load().s {
-				if st != nil {
-					states = append(states, st)
-				}
-			}
-		})
-	}
 	k.mu.Unlock()
 
+	// Every waiter, on whatever state it waits (one a later update
+	// detached included), ends now; dispatchers that run after this see
+	// sealed and grant nothing.
 	k.qmu.Lock()
-	for _, st := range states {
-		for st.head != nil {
-			k.finishLocked(st.head, outcomeUnavailable)
-		}
-		if st.hintTimer != nil {
-			st.hintTimer.Stop()
-			st.hintTimer, st.hintAt = nil, time.Time{}
-		}
-	}
+	k.sealLocked()
 	k.qmu.Unlock()
 	k.checkDrained()
 }

@@ -63,6 +63,11 @@ type partEntry struct {
 
 type entryStates struct {
 	s [2]*state // concurrency, rate
+	// parked is the concurrency state of a rule that a later program
+	// removed while requests of the entry were active: re-adding a
+	// concurrency limit finds it again, so its holders still count. It
+	// is dropped once the entry has no active request.
+	parked *state
 }
 
 func newNamespace(key nsKey, max int64, idle time.Duration, spec *partSpec, now time.Time) *namespace {
@@ -157,13 +162,15 @@ func (ns *namespace) create(key string, now time.Time) (*partEntry, bool) {
 	return e, true
 }
 
-// sweepLocked reclaims entries that have no active request and have been
-// idle for IdleTimeout, judged by their own last-use time. ns.insertMu held.
+// sweepLocked reclaims entries that have no active request, have been
+// idle for IdleTimeout (judged by their own last-use time), and whose rate
+// state counts no consumed quota any more: a new entry of the key would be
+// no different, so reclaiming it is no free burst. ns.insertMu held.
 func (ns *namespace) sweepLocked(now time.Time) {
 	ns.lastSweep.Store(now.UnixNano())
 	idle := ns.idle.Load()
 	ns.entries.each(func(e *partEntry) {
-		if e.pins.Load() == 0 && now.UnixNano()-e.lastUse.Load() >= idle && e.pins.CompareAndSwap(0, -1) {
+		if e.pins.Load() == 0 && now.UnixNano()-e.lastUse.Load() >= idle && e.atRest(now) && e.pins.CompareAndSwap(0, -1) {
 			ns.entries.remove(e.key, e)
 			ns.count.Add(-1)
 		}
@@ -188,6 +195,20 @@ func (e *partEntry) tryPin(now time.Time) bool {
 // taken, and an entry is reclaimed only once it has no active request, so
 // release reads no clock.
 func (e *partEntry) unpin() { e.pins.Add(-1) }
+
+// atRest reports whether the entry's rate state (if any) counts no consumed
+// quota at now.
+func (e *partEntry) atRest(now time.Time) bool {
+	st := e.states.Load().s[1]
+	return st == nil || st.atRest(now)
+}
+
+// atRest reports whether no entry of ns counts consumed rate quota at now.
+func (ns *namespace) atRest(now time.Time) bool {
+	rest := true
+	ns.eachEntry(func(e *partEntry) { rest = rest && e.atRest(now) })
+	return rest
+}
 
 // eachEntry calls f for the default entry and every keyed entry.
 func (ns *namespace) eachEntry(f func(*partEntry)) {

@@ -218,17 +218,73 @@ func TestSelectorReplacementStartsAnEmptyNamespace(t *testing.T) {
 	fresh.Release()
 }
 
-// Changing back to an earlier identity is a new namespace too.
-func TestSelectorABAIsANewNamespace(t *testing.T) {
+// Changing back to an earlier identity finds the namespace that identity's
+// holders still occupy: one budget per key, whatever the programs in
+// between bound. Once nothing keeps it, the identity starts afresh.
+func TestSelectorABAFindsTheNamespaceItsHoldersOccupy(t *testing.T) {
 	f := newPartFixture(t)
 	f.enable(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1)))
 	a1 := f.grantT(tenant("a"))
 	f.update(partitioned(byIdentity, 10, time.Minute, concurrency.Spec(1)))
 	f.update(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1)))
+	f.refusedT(tenant("a"), kernel.ReasonConcurrency) // a1 still holds "a"
+	require.Len(t, f.k.Stats().Partitions, 1, "one tenant@v1 (identity@v1 had no request and is reclaimed)")
+	a1.Release()
 	a2 := f.grantT(tenant("a"))
-	require.Len(t, f.k.Stats().Partitions, 2)
+	f.refusedT(tenant("a"), kernel.ReasonConcurrency)
+	a2.Release()
+
+	// Nothing holds tenant@v1 across B now: it is reclaimed, and A
+	// again is a new, empty namespace (indistinguishable from it).
+	f.update(partitioned(byIdentity, 10, time.Minute, concurrency.Spec(1)))
+	f.update(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1)))
+	ps := f.partition("partition:tenant@v1")
+	require.Zero(t, ps.Keys)
+	f.grantT(tenant("a")).Release()
+}
+
+// A program without a partition layer in between keeps the namespace of
+// the holders that remain (the PartitionPolicy promise).
+func TestPartitionLayerRemovedAndReaddedKeepsTheNamespace(t *testing.T) {
+	f := newPartFixture(t)
+	f.enable(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1)))
+	a1 := f.grantT(tenant("a"))
+	f.update(globalOnly(100)) // no partition layer
+	f.update(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1)))
+	f.refusedT(tenant("a"), kernel.ReasonConcurrency)
+	require.Len(t, f.k.Stats().Partitions, 1, "one namespace, not two")
+	a1.Release()
+	f.grantT(tenant("a")).Release()
+
+	// Disable in between: the same.
+	a1 = f.grantT(tenant("a"))
+	_, err := f.k.Disable()
+	require.NoError(t, err)
+	f.enable(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1)))
+	f.refusedT(tenant("a"), kernel.ReasonConcurrency)
+	a1.Release()
+	f.requireIdle()
+}
+
+// A partition concurrency rule removed (rate only) and re-added finds the
+// state its holders occupy: limit 1, one holder, never two.
+func TestPartitionConcurrencyRemovedAndReaddedCountsHolders(t *testing.T) {
+	f := newPartFixture(t)
+	both := partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1), quotaSpec(quotaA, 1000))
+	f.enable(both)
+	a1 := f.grantT(tenant("a"))
+	f.update(partitioned(byTenant(1), 10, time.Minute, quotaSpec(quotaA, 1000)))
+	f.update(both)
+	f.refusedT(tenant("a"), kernel.ReasonConcurrency)
+	// Re-added with a larger limit: exactly the new room.
+	f.update(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(2), quotaSpec(quotaA, 1000)))
+	a2 := f.grantT(tenant("a"))
+	f.refusedT(tenant("a"), kernel.ReasonConcurrency)
 	a1.Release()
 	a2.Release()
+	e, _ := f.partition("partition:tenant@v1").Entry("a")
+	require.Zero(t, e.Active)
+	require.Zero(t, e.Limits[0].InUse)
 }
 
 // Same selector: a per-partition limit change is applied to every entry in
@@ -275,14 +331,28 @@ func TestPartitionRateAlgorithmReplacement(t *testing.T) {
 	require.Equal(t, quotaB, e.Limits[0].Kind)
 }
 
-func TestPartitionConcurrencyKindReplacementIsRejected(t *testing.T) {
+// Replacing the per-partition concurrency kind: each entry's new state
+// counts the old state's holders as occupied until they release.
+func TestPartitionConcurrencyKindReplacementCountsOldHolders(t *testing.T) {
 	f := newPartFixture(t)
 	kind := &recordingKind{name: "test.recording", failLimit: -1}
 	f.k = mustKernelWith(t, kind)
-	g := f.enable(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(1)))
-	_, err := f.k.Update(g, partitioned(byTenant(1), 10, time.Minute, kind.spec(1)))
-	p := problemsOf(t, err)
-	require.Equal(t, "Partition.Rule.Limits[concurrency].Kind", p[0].Field)
+	f.enable(partitioned(byTenant(1), 10, time.Minute, concurrency.Spec(2)))
+	a1, a2 := f.grantT(tenant("a")), f.grantT(tenant("a"))
+	b1 := f.grantT(tenant("b"))
+	f.update(partitioned(byTenant(1), 10, time.Minute, kind.spec(2)))
+	f.refusedT(tenant("a"), kernel.ReasonConcurrency) // 2 old holders of "a"
+	b2 := f.grantT(tenant("b"))                       // 1 old holder of "b"
+	f.refusedT(tenant("b"), kernel.ReasonConcurrency)
+	a1.Release()
+	a3 := f.grantT(tenant("a"))
+	f.refusedT(tenant("a"), kernel.ReasonConcurrency)
+	for _, p := range []*kernel.Permit{a2, a3, b1, b2} {
+		p.Release()
+	}
+	e, _ := f.partition("partition:tenant@v1").Entry("a")
+	require.Equal(t, "test.recording", e.Limits[0].Kind)
+	require.Zero(t, e.Limits[0].InUse, "every carried unit given back")
 }
 
 // A request refused by its partition consumes nothing at earlier scopes.

@@ -123,27 +123,31 @@ func (p *Permit) Start(ctx context.Context, req Request) error {
 		panic("kernel: Admit on a permit that is not freshly captured")
 	}
 	prog := p.lease.g.value
-	if prog.sealed {
+	k := prog.k
+	// A request that captured a program before Seal but admits after it
+	// is refused like a new one: nothing is granted after Seal.
+	if prog.sealed || k.sealed.Load() {
 		return p.refuse(ReasonUnavailable, nil, spi.Decision{})
 	}
 	if uint(req.Method) >= uint(len(prog.routes)) {
 		p.end(ReasonNone)
 		return ErrUnknownMethod
 	}
-	r := &prog.routes[req.Method]
-	p.route = r
+	p.route = &prog.routes[req.Method]
 	var now time.Time
-	if r.needsClock {
-		now = prog.k.clock.Now()
+	if p.route.needsClock {
+		now = k.clock.Now()
 	}
 	if prog.part != nil {
 		if !p.enterPartition(prog, req, now) {
 			p.scope = prog.part.name
 			return p.refuse(ReasonPartitionCapacity, nil, spi.Decision{})
 		}
-		r = p.route
 	}
-	st, d := r.tryAcquire(now, nil)
+	st, d, wake := p.tryAcquire(now, nil)
+	if wake != nil {
+		k.dispatchChain(wake)
+	}
 	if st == nil {
 		p.status.Store(permitGranted)
 		return nil
@@ -151,44 +155,109 @@ func (p *Permit) Start(ctx context.Context, req Request) error {
 	return p.enqueue(ctx, prog, req, st, d, now)
 }
 
-// tryAcquire takes one unit of every state, in order, all or nothing. w is
-// nil for a request that is not queued: any waiter on a state refuses it
-// (no barging); a queued waiter is refused only by waiters older than it,
-// and then k.qmu is held. A rate state that a later lineage replaced is
-// resolved to the newest lineage, so late requests of an old program are
-// charged where new ones are. It returns nil on success, or the state that
+// tryAcquire takes one unit of every state on the permit's route, in
+// order, all or nothing. w is nil for a request that is not queued: any
+// waiter on a state refuses it (no barging); a queued waiter is refused
+// only by waiters older than it, and then k.qmu is held. A state that a
+// later one replaced is resolved to the newest (state.current), so late
+// requests of an old program are charged where new ones are; the states
+// actually taken are recorded in the permit's own route, which Release and
+// ReleaseUnused then return to. It returns nil on success, or the state that
 // refused and its decision, after cancelling what earlier states granted.
-func (r *route) tryAcquire(now time.Time, w *waiter) (*state, spi.Decision) {
+// wake is a concurrency successor whose capacity a returned unit freed
+// (rare: only around a concurrency kind replacement); the caller
+// dispatches its chain.
+func (p *Permit) tryAcquire(now time.Time, w *waiter) (refused *state, d spi.Decision, wake *state) {
+	r := p.route
 	var got [maxRouteStates]*state
 	for i := 0; i < r.n; i++ {
-		st := r.states[i].current()
-		var d spi.Decision
-		if st.hasWaiterBefore(w) {
-			d = spi.RefuseUntilRelease()
-		} else if d = st.lim.TryAcquire(now, 1); !d.Granted && d.Hint == spi.HintNever {
-			// A lineage sealed by a handover refuses forever: go to
-			// its successor if it is already linked.
-			if next := st.current(); next != st {
-				st = next
-				d = st.lim.TryAcquire(now, 1)
-			}
-		}
+		var st *state
+		st, d, wake = acquireOne(r.states[i], now, w, wake)
 		if d.Granted {
 			got[i] = st
+			if st != r.states[i] {
+				r = p.retarget(i, st)
+			}
 			continue
 		}
 		for j := i - 1; j >= 0; j-- {
-			got[j].lim.Cancel(now, 1)
+			if x := got[j].giveBack(now); x != nil {
+				wake = x
+			}
 		}
-		return st, d
+		return st, d, wake
 	}
-	return nil, spi.Decision{}
+	return nil, spi.Decision{}, wake
 }
 
-// Release ends the permit exactly once: it returns one unit to every state
-// the permit holds, hands freed capacity to the oldest eligible waiters, and
-// ends the program lease. See Permit for the rules on repeated calls.
-func (p *Permit) Release() {
+// acquireOne takes one unit of st's newest state, or says why not.
+func acquireOne(st *state, now time.Time, w *waiter, wake *state) (*state, spi.Decision, *state) {
+	st = st.current()
+	for {
+		if st.hasWaiterBefore(w) || (st.carry != nil && st.owed.Load() > 0) {
+			return st, spi.RefuseUntilRelease(), wake
+		}
+		d := st.lim.TryAcquire(now, 1)
+		switch {
+		case d.Granted && st.class == spi.ClassConcurrency && st.succ.Load() != nil:
+			// Replaced between current() and the grant: give the unit
+			// back and take it where the successor counts it.
+			st.lim.Cancel(now, 1)
+			if x := st.returned(); x != nil {
+				wake = x
+			}
+			st = st.current()
+		case !d.Granted && d.Hint == spi.HintNever && st.succ.Load() != nil:
+			// A rate lineage sealed by a handover refuses forever: go
+			// to its successor.
+			st = st.current()
+		default:
+			return st, d, wake
+		}
+	}
+}
+
+// retarget records that the permit took slot i of its route on st (a
+// successor of the route's state) and returns the permit's own route.
+func (p *Permit) retarget(i int, st *state) *route {
+	if p.route != &p.own {
+		p.own = *p.route
+		p.route = &p.own
+	}
+	p.own.states[i] = st
+	return p.route
+}
+
+// giveBack cancels one unit granted by st at now. For a concurrency state
+// it returns the successor whose capacity that freed, if any.
+func (st *state) giveBack(now time.Time) *state {
+	st.lim.Cancel(now, 1)
+	if st.class == spi.ClassConcurrency {
+		return st.returned()
+	}
+	return nil
+}
+
+// Release ends the permit exactly once: it returns one unit to every
+// concurrency state the permit holds, hands freed capacity to the oldest
+// eligible waiters, and ends the program lease. Rate quota taken by the
+// permit stays taken: the request used it. See Permit for the rules on
+// repeated calls.
+func (p *Permit) Release() { p.release(false) }
+
+// ReleaseUnused ends a permit whose request was granted but never used:
+// refused by a later step of its server (call capacity, a draining
+// connection, a context that ended before its handler ran). It is Release,
+// and in addition gives back the rate quota the grant took, so that a
+// refused request consumes no quota anywhere. Quota that a rate algorithm
+// replacement has handed over since the grant stays counted in the new
+// algorithm (too strict for a moment, never too loose). On a permit that
+// is not granted it is Release. Release and ReleaseUnused share one
+// exactly-once end: whichever comes first decides, later calls of either
+// count as double releases.
+func (p *Permit) ReleaseUnused() { p.release(true) }
+
+func (p *Permit) release(unused bool) {
 	for {
 		switch s := p.status.Load(); s {
 		case permitIdle:
@@ -196,6 +265,9 @@ func (p *Permit) Release() {
 		case permitGranted:
 			if p.status.CompareAndSwap(s, permitReleased) {
 				k := p.lease.g.value.k
+				if unused {
+					p.cancelRate(k.clock.Now())
+				}
 				p.releaseUnits()
 				if e := p.entry; e != nil {
 					e.unpin()
@@ -224,12 +296,23 @@ func (p *Permit) Release() {
 	}
 }
 
+// cancelRate gives back the rate quota of a granted permit.
+func (p *Permit) cancelRate(now time.Time) {
+	r := p.route
+	for i := r.n - 1; i >= 0; i-- {
+		if st := r.states[i]; st.class == spi.ClassRate {
+			st.lim.Cancel(now, 1)
+		}
+	}
+}
+
 // releaseUnits returns the route's concurrency units and dispatches
 // waiters of states that have any. It reads no clock: a concurrency
 // limiter does not depend on time, and taken rate quota stays taken.
 func (p *Permit) releaseUnits() {
 	r := p.route
 	contended := false
+	var wake *state
 	for i := r.n - 1; i >= 0; i-- {
 		st := r.states[i]
 		if st.class != spi.ClassConcurrency {
@@ -239,9 +322,18 @@ func (p *Permit) releaseUnits() {
 		if st.waiting.Load() > 0 {
 			contended = true
 		}
+		if st.succ.Load() != nil {
+			if x := st.returned(); x != nil {
+				wake = x
+			}
+		}
 	}
+	k := p.lease.g.value.k
 	if contended {
-		p.lease.g.value.k.dispatchStates(r.states[:r.n])
+		k.dispatchStates(r.states[:r.n])
+	}
+	if wake != nil {
+		k.dispatchChain(wake)
 	}
 }
 

@@ -11,15 +11,25 @@ import (
 // waits; the immediate path never builds one. Fields other than ready are
 // guarded by Kernel.qmu.
 type waiter struct {
-	route *route
-	seq   uint64 // enqueue order, for FIFO across every state
+	p     *Permit // its route is the one being acquired
+	seq   uint64  // enqueue order, for FIFO across every state
 	bytes int64
 	ready chan struct{} // closed once outcome is decided
+	// horizon is the instant, on the kernel's clock, after which the
+	// waiter will have given up (its captured MaxQueueDelay or its
+	// context's deadline, whichever is first); zero when its route reads
+	// no clock. A rate refusal whose retry time lies beyond it ends the
+	// wait at once with reason rate.
+	horizon time.Time
 
 	outcome    waiterOutcome
-	blockedOn  *state // the list w was on when it finished
-	on         *state // the state whose list holds w
+	blockedOn  *state    // the list w was on when it finished
+	retryAt    time.Time // outcomeRate: the rate limiter's retry time
+	on         *state    // the state whose list holds w
 	prev, next *waiter
+	// all links every waiter of the kernel, whatever state it waits on,
+	// so that Seal reaches each one.
+	allPrev, allNext *waiter
 }
 
 type waiterOutcome uint8
@@ -30,6 +40,7 @@ const (
 	outcomeUnavailable
 	outcomeCancelled
 	outcomeTimedOut
+	outcomeRate
 )
 
 // enqueue queues the request whose immediate attempt state st refused
@@ -37,10 +48,23 @@ const (
 // while enqueuing, ErrQueued if it waits (see Wait), or a refusal.
 func (p *Permit) enqueue(ctx context.Context, prog *program, req Request, st *state, d spi.Decision, now time.Time) error {
 	k := prog.k
-	r := p.route
 	q := prog.queue
 	if !q.Enabled() || (req.OneWay && !q.QueueOneWayCalls) || d.Hint == spi.HintNever {
 		return p.refuse(reasonOf(st), st, d)
+	}
+	// How long this request could wait: the captured delay, or less if
+	// its context ends first. A rate limiter that cannot grant within it
+	// refuses now, with its hint, and the request takes no queue slot.
+	patience := q.MaxQueueDelay
+	if dl, ok := ctx.Deadline(); ok {
+		patience = min(patience, time.Until(dl))
+	}
+	var horizon time.Time
+	if !now.IsZero() {
+		horizon = now.Add(patience)
+		if beyond(d, horizon) {
+			return p.refuse(ReasonRate, st, d)
+		}
 	}
 	if req.Bytes > q.MaxQueuedBytes {
 		return p.refuse(ReasonQueueFull, st, d)
@@ -51,7 +75,7 @@ func (p *Permit) enqueue(ctx context.Context, prog *program, req Request, st *st
 	}
 
 	p.status.Store(permitWaiting)
-	w := &waiter{route: r, bytes: req.Bytes, ready: make(chan struct{})}
+	w := &waiter{p: p, bytes: req.Bytes, ready: make(chan struct{}), horizon: horizon}
 	k.qmu.Lock()
 	if k.sealed.Load() {
 		k.qmu.Unlock()
@@ -67,11 +91,12 @@ func (p *Permit) enqueue(ctx context.Context, prog *program, req Request, st *st
 	k.queuedBytes += req.Bytes
 	k.seq++
 	w.seq = k.seq
+	k.linkLocked(w)
 	// Register first, then retry: a release that missed the registration
 	// happened before the retry, which then sees its capacity.
 	st.insert(w)
 	k.settleLocked(w, now)
-	k.qmu.Unlock()
+	k.unlockQ()
 	if h := k.hooks; h != nil && h.afterEnqueue != nil {
 		h.afterEnqueue(p)
 	}
@@ -79,11 +104,17 @@ func (p *Permit) enqueue(ctx context.Context, prog *program, req Request, st *st
 	return ErrQueued
 }
 
+// beyond reports whether a refusal's retry time lies after horizon.
+func beyond(d spi.Decision, horizon time.Time) bool {
+	return d.Hint == spi.HintAt && !horizon.IsZero() && d.RetryAt.After(horizon)
+}
+
 // Wait ends the wait of a request that Start queued: a grant (nil), a
 // refusal (queue_timeout once the captured MaxQueueDelay has passed since
-// the request queued, unavailable at Seal) or ctx's error. On any non-nil error the
-// permit holds nothing. Wait must be called exactly once after Start
-// returned ErrQueued, and only then.
+// the request queued, rate as soon as a rate limiter's retry time lies
+// beyond what the request can wait, unavailable at Seal) or ctx's error.
+// On any non-nil error the permit holds nothing. Wait must be called
+// exactly once after Start returned ErrQueued, and only then.
 func (p *Permit) Wait(ctx context.Context) error {
 	w := p.w
 	if w == nil || p.status.Load() != permitWaiting {
@@ -108,7 +139,9 @@ func (p *Permit) Wait(ctx context.Context) error {
 	switch w.outcome {
 	case outcomeGranted:
 		if err := ctx.Err(); err != nil {
-			// Granted while the caller gave up: give the units back.
+			// Granted while the caller gave up: give everything back,
+			// rate quota included (the request never ran).
+			p.cancelRate(k.clock.Now())
 			p.releaseUnits()
 			p.end(ReasonNone)
 			return err
@@ -118,14 +151,14 @@ func (p *Permit) Wait(ctx context.Context) error {
 	case outcomeUnavailable:
 		return p.refuse(ReasonUnavailable, nil, spi.Decision{})
 	case outcomeTimedOut:
-		return p.refuse(ReasonQueueTimeout, w.lastBlocked(), spi.Decision{})
+		return p.refuse(ReasonQueueTimeout, w.blockedOn, spi.Decision{})
+	case outcomeRate:
+		return p.refuse(ReasonRate, w.blockedOn, spi.RefuseUntil(w.retryAt))
 	default:
 		p.end(ReasonNone)
 		return ctx.Err()
 	}
 }
-
-func (w *waiter) lastBlocked() *state { return w.blockedOn }
 
 // abandon ends w with outcome o unless a dispatcher decided it first.
 func (k *Kernel) abandon(w *waiter, o waiterOutcome) {
@@ -136,31 +169,76 @@ func (k *Kernel) abandon(w *waiter, o waiterOutcome) {
 	k.qmu.Unlock()
 }
 
-// finishLocked takes w off its list and out of the queue accounting, and
-// publishes its outcome. For outcomeGranted the caller has already acquired
-// w's route. k.qmu held.
+// linkLocked adds w to the kernel's list of every waiter. k.qmu held.
+func (k *Kernel) linkLocked(w *waiter) {
+	w.allNext = k.allWaiters
+	if k.allWaiters != nil {
+		k.allWaiters.allPrev = w
+	}
+	k.allWaiters = w
+}
+
+// finishLocked takes w off its list, the kernel's list and the queue
+// accounting, and publishes its outcome. For outcomeGranted the caller has
+// already acquired w's route. k.qmu held.
 func (k *Kernel) finishLocked(w *waiter, o waiterOutcome) {
 	w.blockedOn = w.on
 	w.on.remove(w)
+	if w.allPrev == nil {
+		k.allWaiters = w.allNext
+	} else {
+		w.allPrev.allNext = w.allNext
+	}
+	if w.allNext != nil {
+		w.allNext.allPrev = w.allPrev
+	}
+	w.allPrev, w.allNext = nil, nil
 	k.queuedCalls--
 	k.queuedBytes -= w.bytes
 	w.outcome = o
 	close(w.ready)
 }
 
-// settleLocked retries w's route: it grants w, or leaves it on the list of
-// the state that now refuses it. k.qmu held.
+// sealLocked ends every waiter with unavailable and stops every retry
+// timer: after Seal nothing is granted. k.qmu held.
+func (k *Kernel) sealLocked() {
+	for k.allWaiters != nil {
+		k.finishLocked(k.allWaiters, outcomeUnavailable)
+	}
+	for st := range k.armed {
+		st.hintTimer.Stop()
+		st.hintTimer, st.hintAt = nil, time.Time{}
+	}
+	clear(k.armed)
+	k.wakeLater = k.wakeLater[:0]
+}
+
+// settleLocked retries w's route: it grants w, ends it (sealed, or a rate
+// refusal beyond its horizon), or leaves it on the list of the state that
+// now refuses it. k.qmu held.
 func (k *Kernel) settleLocked(w *waiter, now time.Time) {
+	if k.sealed.Load() {
+		k.sealLocked()
+		return
+	}
 	for {
-		x, d := w.route.tryAcquire(now, w)
+		x, d, wake := w.p.tryAcquire(now, w)
+		k.wakeLaterLocked(wake)
 		if x == nil {
 			k.finishLocked(w, outcomeGranted)
+			return
+		}
+		if beyond(d, w.horizon) {
+			w.retryAt = d.RetryAt
+			k.finishLocked(w, outcomeRate)
 			return
 		}
 		k.armHintLocked(x, d, now)
 		if x == w.on {
 			return
 		}
+		// Registered on another state now: retry once more, so that a
+		// release there that missed the registration is not lost.
 		w.on.remove(w)
 		x.insert(w)
 	}
@@ -188,6 +266,41 @@ func (k *Kernel) dispatchStates(states []*state) {
 			k.dispatchLocked(st, now)
 		}
 	}
+	k.unlockQ()
+}
+
+// dispatchChain dispatches st and every later state of its succession
+// (capacity a returned unit freed along a concurrency kind replacement).
+func (k *Kernel) dispatchChain(st *state) {
+	k.qmu.Lock()
+	k.wakeLaterLocked(st)
+	k.unlockQ()
+}
+
+// wakeLaterLocked notes that st's chain may have capacity for its
+// waiters; unlockQ dispatches it. k.qmu held.
+func (k *Kernel) wakeLaterLocked(st *state) {
+	if st != nil {
+		k.wakeLater = append(k.wakeLater, st)
+	}
+}
+
+// unlockQ dispatches the chains noted by wakeLaterLocked, then releases
+// k.qmu. Dispatching a chain can note others; each pass runs to the end.
+func (k *Kernel) unlockQ() {
+	var now time.Time
+	for len(k.wakeLater) > 0 {
+		st := k.wakeLater[len(k.wakeLater)-1]
+		k.wakeLater = k.wakeLater[:len(k.wakeLater)-1]
+		for ; st != nil; st = st.succ.Load() {
+			if st.head != nil {
+				if now.IsZero() {
+					now = k.clock.Now()
+				}
+				k.dispatchLocked(st, now)
+			}
+		}
+	}
 	k.qmu.Unlock()
 }
 
@@ -196,11 +309,24 @@ func (k *Kernel) dispatchStates(states []*state) {
 // (keeping its place by seq); the first waiter that st itself refuses ends
 // the pass. k.qmu held.
 func (k *Kernel) dispatchLocked(st *state, now time.Time) {
+	if k.sealed.Load() {
+		k.sealLocked()
+		return
+	}
 	for w := st.head; w != nil; {
 		next := w.next
-		x, d := w.route.tryAcquire(now, w)
+		x, d, wake := w.p.tryAcquire(now, w)
+		k.wakeLaterLocked(wake)
 		if x == nil {
 			k.finishLocked(w, outcomeGranted)
+			w = next
+			continue
+		}
+		if beyond(d, w.horizon) {
+			// It cannot be granted before it gives up: end it now, with
+			// the hint, and free its queue slot.
+			w.retryAt = d.RetryAt
+			k.finishLocked(w, outcomeRate)
 			w = next
 			continue
 		}
@@ -227,12 +353,21 @@ func (k *Kernel) armHintLocked(st *state, d spi.Decision, now time.Time) {
 		st.hintTimer.Stop()
 	}
 	st.hintAt = d.RetryAt
-	st.hintTimer = time.AfterFunc(d.RetryAt.Sub(now), func() {
+	if k.armed == nil {
+		k.armed = make(map[*state]struct{})
+	}
+	k.armed[st] = struct{}{}
+	var t *time.Timer
+	t = time.AfterFunc(d.RetryAt.Sub(now), func() {
 		k.qmu.Lock()
-		defer k.qmu.Unlock()
-		st.hintTimer, st.hintAt = nil, time.Time{}
+		if st.hintTimer == t { // not replaced by an earlier hint meanwhile
+			st.hintTimer, st.hintAt = nil, time.Time{}
+			delete(k.armed, st)
+		}
 		if st.head != nil {
 			k.dispatchLocked(st, k.clock.Now())
 		}
+		k.unlockQ()
 	})
+	st.hintTimer = t
 }

@@ -94,8 +94,11 @@ func TestOldProgramRequestsAreChargedToTheCurrentLineage(t *testing.T) {
 // one).
 func TestLateGrantsAreEachChargedToTheNewLineage(t *testing.T) {
 	f := newRateFixture(t)
+	// The quota kind's retry hint is farRetry (2100): a waiter whose
+	// patience ends before it is refused at once with reason rate, so
+	// these waiters may wait for a century.
 	q := func(kind string, limit int64) kernel.Options {
-		return withQueue(rateOnly(kind, limit), 64, 1<<20, time.Minute)
+		return withQueue(rateOnly(kind, limit), 64, 1<<20, 100*365*24*time.Hour)
 	}
 	f.enable(q(quotaA, 5))
 	f.grantN(f.say, 5)
@@ -145,11 +148,14 @@ func TestDisableEnableReusesTheNewestLiveLineage(t *testing.T) {
 	f.refused(f.say, kernel.ReasonRate)
 	holder.Release()
 
-	// Once nothing keeps it live, a disable and enable starts afresh.
+	// Once no request keeps it live, the lineage is still kept while its
+	// consumed quota counts (this quota never refills): a disable and
+	// enable is no free burst (rate_rest_test.go has the refilling case).
 	_, err = f.k.Disable()
 	require.NoError(t, err)
+	require.Zero(t, f.k.Stats().LivePrograms)
 	f.enable(rateOnly(quotaA, 4))
-	f.grantN(f.say, 4)
+	f.refused(f.say, kernel.ReasonRate)
 }
 
 // A request refused at a later scope consumes no rate quota anywhere.

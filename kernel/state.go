@@ -20,10 +20,19 @@ type state struct {
 	// params are the committed parameters. Guarded by Kernel.mu.
 	params spi.Params
 
-	// succ is set when a later rate lineage replaced this one (algorithm
-	// replaced): requests that still route here, because they captured
-	// an older program, are charged to the newest lineage instead.
+	// succ is set when a later state replaced this one at its scope (a
+	// rate algorithm or a concurrency kind replaced): requests that still
+	// route here, because they captured an older program, are charged to
+	// the newest state instead.
 	succ atomic.Pointer[state]
+
+	// carry is set (before publication, immutable after) on a
+	// concurrency state that replaced another's kind: the units its
+	// predecessor's holders still occupy, counted here until they
+	// release. owed is the part of them that did not fit in the
+	// limiter; while it is positive the state grants nothing.
+	carry *carry
+	owed  atomic.Int64
 
 	// refs counts unreclaimed programs that bind this state. Incremented
 	// under Kernel.mu at publication, decremented (lock-free) when a

@@ -181,18 +181,31 @@ func TestFailedCommitRollsBack(t *testing.T) {
 	require.EqualValues(t, 4, sc.Limit)
 }
 
-// Replacing the kind of a live concurrency state would split its
-// accounting; the kernel refuses it instead.
-func TestKindReplacementOfLiveStateIsRejected(t *testing.T) {
+// Replacing the kind of a live concurrency state is accepted: the new
+// state counts the old state's holders as occupied until they release, so
+// the accounting is never split (succession.go).
+func TestConcurrencyKindReplacementCountsOldHolders(t *testing.T) {
 	w := newWriterRace(t)
 	w.f.k = mustKernelWith(t, w.kind)
-	n, err := w.f.k.Enable(w.global(2))
+	_, err := w.f.k.Enable(w.global(3))
 	require.NoError(t, err)
-	_, err = w.f.k.Update(n, globalOnly(2))
-	problems := problemsOf(t, err)
-	require.Equal(t, "Global.Limits[0].Kind", problems[0].Field)
-	require.Contains(t, problems[0].Reason, `cannot replace concurrency limiter kind "test.recording" with "concurrency"`)
-	require.Equal(t, n, w.f.k.Generation())
+	h1, h2, h3 := w.f.grant(w.f.say), w.f.grant(w.f.say), w.f.grant(w.f.say)
+	w.f.update(globalOnly(2)) // built-in kind, limit 2, 3 old holders
+	w.f.refused(w.f.say, kernel.ReasonConcurrency)
+	h1.Release()
+	w.f.refused(w.f.say, kernel.ReasonConcurrency) // 2 carried, limit 2
+	h2.Release()
+	n1 := w.f.grant(w.f.say)
+	w.f.refused(w.f.say, kernel.ReasonConcurrency)
+	h3.Release()
+	n2 := w.f.grant(w.f.say)
+	w.f.refused(w.f.say, kernel.ReasonConcurrency)
+	n1.Release()
+	n2.Release()
+	w.f.requireIdle()
+	st := w.f.k.Stats()
+	require.Equal(t, 1, st.States, "the old state is reclaimed once its holders left")
+	require.Equal(t, "concurrency", st.Scopes[0].Kind)
 }
 
 func mustKernelWith(t *testing.T, kinds ...spi.LimiterKind) *kernel.Kernel {
