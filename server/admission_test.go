@@ -256,3 +256,36 @@ func TestIdentityAndMetadataReachPartitionSelectors(t *testing.T) {
 	a.next()
 	requireLedgerZero(t, s)
 }
+
+// TestCapacityRefusalGivesBackRateQuota: a call granted by policy (a token
+// taken) and then refused for call capacity consumed nothing: once
+// capacity frees, the bucket still has every token.
+func TestCapacityRefusalGivesBackRateQuota(t *testing.T) {
+	s := startServer(t, server.Options{Calls: server.CallCapacity{PerConnection: 1}})
+	_, err := s.Admission().Enable(kernel.Options{Methods: map[string]kernel.Rule{
+		"echo/Say": {Limits: []spi.Spec{tokenbucket.Spec(3, 3, time.Hour)}},
+	}})
+	require.NoError(t, err)
+	c := dialRaw(t, s.addr)
+	first := c.send("echo", "Hold", nil, nil)
+	<-s.mux.entered
+	for range 10 {
+		r := c.call("echo", "Say", nil)
+		require.NotNil(t, r.err)
+		require.Equal(t, "call_capacity", r.err.Reason)
+	}
+	sc, ok := s.Stats().Admission.Scope("method:echo/Say/rate")
+	require.True(t, ok)
+	require.Zero(t, sc.InUse, "refused calls took no token")
+
+	close(s.mux.block)
+	<-s.mux.ctxErr
+	require.Equal(t, first, c.next().id)
+	for range 3 {
+		require.Nil(t, c.call("echo", "Say", nil).err)
+	}
+	r := c.call("echo", "Say", nil)
+	require.NotNil(t, r.err)
+	require.Equal(t, "rate", r.err.Reason)
+	requireLedgerZero(t, s)
+}

@@ -24,7 +24,11 @@ type call struct {
 
 	permit   kernel.Permit
 	admitted bool // Capture succeeded: the permit must be released
-	res      kernel.Call
+	// ran is set when the handler is about to run: until then the call is
+	// unused, and its release gives back the rate quota it took (a
+	// refused request consumes no quota anywhere).
+	ran bool
+	res kernel.Call
 
 	payload []byte           // the request payload, copied off the reader
 	req     protocol.Request // parsed from payload: Body and Metadata alias it
@@ -154,6 +158,7 @@ func (cl *call) run(queued bool) {
 		return
 	}
 	cl.out = append(cl.out[:0], make([]byte, protocol.HeaderSize)...)
+	cl.ran = true
 	out, err := cl.invoke()
 	if cl.oneWay {
 		if err != nil {
@@ -224,11 +229,16 @@ func (cl *call) finish() {
 }
 
 // release gives back the permit and the capacity reservation and ends the
-// call's context; each at most once.
+// call's context; each at most once. A permit whose handler never ran is
+// released unused: its rate quota is given back too.
 func (cl *call) release() {
 	if cl.admitted {
-		cl.permit.Release()
-		cl.admitted = false
+		if cl.ran {
+			cl.permit.Release()
+		} else {
+			cl.permit.ReleaseUnused()
+		}
+		cl.admitted, cl.ran = false, false
 	}
 	cl.res.Release()
 	cl.cancel()
@@ -237,6 +247,7 @@ func (cl *call) release() {
 func (cl *call) recycle() {
 	cl.res.Reset()
 	cl.c, cl.m, cl.ctx, cl.cancel, cl.cctx = nil, nil, nil, nil, callCtx{}
+	cl.ran = false
 	cl.req = protocol.Request{Metadata: cl.req.Metadata}
 	cl.req.Metadata.Reset()
 	if cap(cl.payload) > maxPooledBuffer {
