@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -48,46 +49,52 @@ func TestConnectionChurnBackToZero(t *testing.T) {
 
 // TestSilentConnectionsHeldAtTheBounds: connections that send nothing are
 // refused beyond the handshake bound, and beyond the connection bound once
-// handshakes complete; refused connections start no goroutine.
+// handshakes complete; refused connections start no goroutine. In a
+// synctest bubble: every count is read once the server has handled every
+// connection, not guessed with a slack.
 func TestSilentConnectionsHeldAtTheBounds(t *testing.T) {
-	s := startServer(t, server.Options{
-		Connections:      server.ConnectionLimits{MaxConnections: 6, MaxHandshakes: 3},
-		HandshakeTimeout: time.Minute,
+	synctest.Test(t, func(t *testing.T) {
+		s := startPipeServer(t, server.Options{
+			Connections:      server.ConnectionLimits{MaxConnections: 6, MaxHandshakes: 3},
+			HandshakeTimeout: time.Minute,
+		})
+		var silent []*rawClient
+		for range 3 {
+			silent = append(silent, s.dialNoHandshake(t))
+		}
+		synctest.Wait()
+		require.Equal(t, 3, s.Stats().Handshakes)
+		before := runtime.NumGoroutine()
+		for range 50 {
+			c := s.dialNoHandshake(t)
+			assert.Nil(t, c.expectClosed(), "a refused connection gets no frame")
+		}
+		synctest.Wait()
+		assert.Equal(t, uint64(50), s.Stats().RefusedHandshakeLimit)
+		assert.LessOrEqual(t, runtime.NumGoroutine(), before, "refused connections started goroutines")
+		assert.Equal(t, 3, s.Stats().Connections)
+
+		// Completing the handshakes frees handshake slots, not connection slots.
+		for _, c := range silent {
+			c.handshake(nil)
+		}
+		var ready []*rawClient
+		for range 3 {
+			c := s.dialRaw(t)
+			ready = append(ready, c)
+		}
+		c := s.dialNoHandshake(t)
+		assert.Nil(t, c.expectClosed())
+		assert.Equal(t, uint64(1), s.Stats().RefusedConnectionLimit)
+
+		// Raising the bound live admits more; lowering it closes nobody.
+		require.NoError(t, s.SetConnectionLimits(server.ConnectionLimits{MaxConnections: 7, MaxHandshakes: 3}))
+		extra := s.dialRaw(t)
+		require.NoError(t, s.SetConnectionLimits(server.ConnectionLimits{MaxConnections: 2, MaxHandshakes: 1}))
+		for _, c := range append(ready, extra, silent[0]) {
+			assert.Equal(t, "still", string(c.call("echo", "Say", []byte("still")).body))
+		}
 	})
-	var silent []*rawClient
-	for range 3 {
-		silent = append(silent, dialNoHandshake(t, s.addr))
-	}
-	require.Eventually(t, func() bool { return s.Stats().Handshakes == 3 }, 10*time.Second, time.Millisecond)
-	before := runtime.NumGoroutine()
-	for range 50 {
-		c := dialNoHandshake(t, s.addr)
-		assert.Nil(t, c.expectClosed(), "a refused connection gets no frame")
-	}
-	assert.Equal(t, uint64(50), s.Stats().RefusedHandshakeLimit)
-	assert.LessOrEqual(t, runtime.NumGoroutine(), before+2, "refused connections started goroutines")
-	assert.Equal(t, 3, s.Stats().Connections)
-
-	// Completing the handshakes frees handshake slots, not connection slots.
-	for _, c := range silent {
-		c.handshake(nil)
-	}
-	var ready []*rawClient
-	for range 3 {
-		c := dialRaw(t, s.addr)
-		ready = append(ready, c)
-	}
-	c := dialNoHandshake(t, s.addr)
-	assert.Nil(t, c.expectClosed())
-	assert.Equal(t, uint64(1), s.Stats().RefusedConnectionLimit)
-
-	// Raising the bound live admits more; lowering it closes nobody.
-	require.NoError(t, s.SetConnectionLimits(server.ConnectionLimits{MaxConnections: 7, MaxHandshakes: 3}))
-	extra := dialRaw(t, s.addr)
-	require.NoError(t, s.SetConnectionLimits(server.ConnectionLimits{MaxConnections: 2, MaxHandshakes: 1}))
-	for _, c := range append(ready, extra, silent[0]) {
-		assert.Equal(t, "still", string(c.call("echo", "Say", []byte("still")).body))
-	}
 }
 
 // TestHandshakeTimeout: a connection that never completes its handshake
@@ -102,27 +109,43 @@ func TestHandshakeTimeout(t *testing.T) {
 
 // TestStalledTLSHandshakesHeldAtTheBound: TLS clients that stop in the
 // middle of the TLS handshake occupy handshake slots until the timeout;
-// more are refused meanwhile; then the slots come back.
+// more are refused meanwhile; then the slots come back. On synctest's
+// clock the stalled handshakes are held for exactly the timeout, however
+// long the machine takes to set them up.
 func TestStalledTLSHandshakesHeldAtTheBound(t *testing.T) {
-	pki := newTestPKI(t)
-	s := startServer(t, server.Options{
-		TLS:              pki.serverConfig(false),
-		Connections:      server.ConnectionLimits{MaxConnections: 100, MaxHandshakes: 4},
-		HandshakeTimeout: 500 * time.Millisecond,
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 500 * time.Millisecond
+		pki := newTestPKI(t) // in the bubble: valid around its clock
+		s := startPipeServer(t, server.Options{
+			TLS:              pki.serverConfig(false),
+			Connections:      server.ConnectionLimits{MaxConnections: 100, MaxHandshakes: 4},
+			HandshakeTimeout: timeout,
+		})
+		start := time.Now()
+		for range 4 {
+			nc := s.dial(t)
+			t.Cleanup(func() { _ = nc.Close() })
+			// Half a ClientHello: a record header promising more bytes.
+			_, err := nc.Write([]byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01})
+			require.NoError(t, err)
+		}
+		synctest.Wait()
+		require.Equal(t, 4, s.Stats().Handshakes)
+		cfg := pki.clientConfig(nil)
+		cfg.ServerName = "127.0.0.1" // what tls.Dial would take from a loopback address
+		fifth := tls.Client(s.dial(t), cfg)
+		t.Cleanup(func() { _ = fifth.Close() })
+		require.Error(t, fifth.Handshake(), "a fifth TLS handshake is refused")
+		assert.Equal(t, uint64(1), s.Stats().RefusedHandshakeLimit)
+
+		time.Sleep(time.Until(start.Add(timeout)) - time.Nanosecond)
+		synctest.Wait()
+		assert.Equal(t, 4, s.Stats().Handshakes, "a stalled handshake was ended before the timeout")
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		assert.Zero(t, s.Stats().Handshakes, "the stalled handshakes outlived the timeout")
+		assert.Zero(t, s.Stats().Connections)
 	})
-	for range 4 {
-		nc, err := net.Dial("tcp", s.addr)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = nc.Close() })
-		// Half a ClientHello: a record header promising more bytes.
-		_, err = nc.Write([]byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01})
-		require.NoError(t, err)
-	}
-	require.Eventually(t, func() bool { return s.Stats().Handshakes == 4 }, 10*time.Second, time.Millisecond)
-	_, err := tls.Dial("tcp", s.addr, pki.clientConfig(nil))
-	require.Error(t, err, "a fifth TLS handshake is refused")
-	assert.Equal(t, uint64(1), s.Stats().RefusedHandshakeLimit)
-	require.Eventually(t, func() bool { return s.Stats().Handshakes == 0 && s.Stats().Connections == 0 }, 10*time.Second, 5*time.Millisecond)
 }
 
 // TestTLSAndAuthentication: a TLS client with a certificate, an
@@ -245,78 +268,90 @@ func TestViolationsCloseTheConnection(t *testing.T) {
 	}
 }
 
-// TestPingIsAnswered and keepalive: the server answers pings, pings a
-// silent client, and closes a client that does not answer.
+// TestKeepalive: the server answers pings, pings a silent client, and
+// closes a client that does not answer. On synctest's clock: the test's
+// own steps take no time, so the server's pings come exactly when the
+// keepalive says, never because the test was slow.
 func TestKeepalive(t *testing.T) {
-	s := startServer(t, server.Options{KeepaliveInterval: 100 * time.Millisecond, IdleTimeout: -1})
-	c := dialRaw(t, s.addr)
-	c.write(protocol.AppendPing(nil, [8]byte{1, 2, 3}))
-	h, payload := c.read()
-	require.Equal(t, protocol.FramePong, h.Type)
-	data, err := protocol.ParsePing(h, payload)
-	require.NoError(t, err)
-	assert.Equal(t, [8]byte{1, 2, 3}, data)
+	synctest.Test(t, func(t *testing.T) {
+		s := startPipeServer(t, server.Options{KeepaliveInterval: 100 * time.Millisecond, IdleTimeout: -1})
+		c := s.dialRaw(t)
+		c.write(protocol.AppendPing(nil, [8]byte{1, 2, 3}))
+		h, payload := c.read()
+		require.Equal(t, protocol.FramePong, h.Type)
+		data, err := protocol.ParsePing(h, payload)
+		require.NoError(t, err)
+		assert.Equal(t, [8]byte{1, 2, 3}, data)
 
-	// Silent: the server pings; answering keeps the connection.
-	h, payload = c.read()
-	require.Equal(t, protocol.FramePing, h.Type)
-	data, _ = protocol.ParsePing(h, payload)
-	c.write(protocol.AppendPong(nil, data))
-	assert.Equal(t, "ok", string(c.call("echo", "Say", []byte("ok")).body))
+		// Silent: the server pings; answering keeps the connection.
+		h, payload = c.read()
+		require.Equal(t, protocol.FramePing, h.Type)
+		data, _ = protocol.ParsePing(h, payload)
+		c.write(protocol.AppendPong(nil, data))
+		assert.Equal(t, "ok", string(c.call("echo", "Say", []byte("ok")).body))
 
-	// Not answering: the server closes.
-	c.expectClosed()
-	require.Eventually(t, func() bool { return s.Stats().Connections == 0 }, 10*time.Second, time.Millisecond)
+		// Not answering: the server closes.
+		c.expectClosed()
+		synctest.Wait()
+		assert.Zero(t, s.Stats().Connections)
+	})
 }
 
 // TestIdleTimeout: a connection without calls is closed with a GoAway
-// after the idle timeout, even though it answers pings.
+// after the idle timeout, even though it answers pings (on synctest's
+// clock, so that the call is made before the timeout however slow the
+// machine).
 func TestIdleTimeout(t *testing.T) {
-	s := startServer(t, server.Options{IdleTimeout: 200 * time.Millisecond, KeepaliveInterval: -1})
-	c := dialRaw(t, s.addr)
-	assert.Equal(t, "ok", string(c.call("echo", "Say", []byte("ok")).body))
-	h, payload := c.read()
-	require.Equal(t, protocol.FrameGoAway, h.Type)
-	var g protocol.GoAway
-	require.NoError(t, protocol.ParseGoAway(h, payload, &g))
-	assert.Equal(t, uint64(1), g.LastID)
-	assert.Equal(t, "idle timeout", g.Message)
-	c.expectClosed()
+	synctest.Test(t, func(t *testing.T) {
+		s := startPipeServer(t, server.Options{IdleTimeout: 200 * time.Millisecond, KeepaliveInterval: -1})
+		c := s.dialRaw(t)
+		assert.Equal(t, "ok", string(c.call("echo", "Say", []byte("ok")).body))
+		h, payload := c.read()
+		require.Equal(t, protocol.FrameGoAway, h.Type)
+		var g protocol.GoAway
+		require.NoError(t, protocol.ParseGoAway(h, payload, &g))
+		assert.Equal(t, uint64(1), g.LastID)
+		assert.Equal(t, "idle timeout", g.Message)
+		c.expectClosed()
+	})
 }
 
 // TestStopDrainsGracefully: Stop sends GoAway with the last accepted id,
 // lets the call in flight finish, answers new requests Unavailable, and
 // closes once nothing is in flight.
 func TestStopDrainsGracefully(t *testing.T) {
-	s := startServer(t, server.Options{})
-	c := dialRaw(t, s.addr)
-	held := c.send("echo", "Hold", nil, nil)
-	<-s.mux.entered
-	stopped := make(chan error, 1)
-	go func() { stopped <- s.Stop(context.Background()) }()
+	synctest.Test(t, func(t *testing.T) {
+		s := startPipeServer(t, server.Options{})
+		c := s.dialRaw(t)
+		held := c.send("echo", "Hold", nil, nil)
+		<-s.mux.entered
+		stopped := make(chan error, 1)
+		go func() { stopped <- s.Stop(context.Background()) }()
 
-	h, payload := c.read()
-	require.Equal(t, protocol.FrameGoAway, h.Type)
-	var g protocol.GoAway
-	require.NoError(t, protocol.ParseGoAway(h, payload, &g))
-	assert.Equal(t, held, g.LastID)
+		h, payload := c.read()
+		require.Equal(t, protocol.FrameGoAway, h.Type)
+		var g protocol.GoAway
+		require.NoError(t, protocol.ParseGoAway(h, payload, &g))
+		assert.Equal(t, held, g.LastID)
 
-	r := c.call("echo", "Say", nil)
-	require.NotNil(t, r.err)
-	assert.Equal(t, protocol.CodeUnavailable, r.err.Code)
+		r := c.call("echo", "Say", nil)
+		require.NotNil(t, r.err)
+		assert.Equal(t, protocol.CodeUnavailable, r.err.Code)
 
-	select {
-	case <-stopped:
-		t.Fatal("Stop returned with a call in flight")
-	case <-time.After(50 * time.Millisecond):
-	}
-	close(s.mux.block)
-	assert.NoError(t, <-s.mux.ctxErr, "the call in flight was not cancelled")
-	assert.Equal(t, held, c.next().id)
-	c.expectClosed()
-	require.NoError(t, <-stopped)
-	_, err := net.Dial("tcp", s.addr)
-	assert.Error(t, err, "the listener is closed")
+		synctest.Wait() // Stop waits, for the call in flight only
+		select {
+		case <-stopped:
+			t.Fatal("Stop returned with a call in flight")
+		default:
+		}
+		close(s.mux.block)
+		assert.NoError(t, <-s.mux.ctxErr, "the call in flight was not cancelled")
+		assert.Equal(t, held, c.next().id)
+		c.expectClosed()
+		require.NoError(t, <-stopped)
+		_, err := s.net.Dial(context.Background(), s.addr)
+		assert.Error(t, err, "the listener is closed")
+	})
 }
 
 // TestCloseCancelsCalls: Close ends every call's context at once.

@@ -12,6 +12,7 @@ import (
 	"github.com/sluicerpc/sluice/message"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/server"
+	"github.com/sluicerpc/sluice/server/servertest"
 )
 
 // rawClient speaks the protocol frame by frame, so that tests can see
@@ -37,6 +38,11 @@ func dialNoHandshake(t testing.TB, addr string) *rawClient {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	require.NoError(t, err)
+	return newRawClient(t, nc)
+}
+
+// newRawClient speaks over nc, closed when the test ends.
+func newRawClient(t testing.TB, nc net.Conn) *rawClient {
 	t.Cleanup(func() { _ = nc.Close() })
 	return &rawClient{t: t, nc: nc, rd: protocol.NewReader(nc, protocol.DefaultLimits())}
 }
@@ -234,10 +240,54 @@ func newHandlers() *testHandlers {
 // startServer serves newTestMux on a loopback listener until the test ends.
 func startServer(t testing.TB, o server.Options) *testServer {
 	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	return serveOn(t, l, o)
+}
+
+// pipeServer is a testServer on an in-memory network, for tests that run
+// in a synctest bubble (call it there): its timeouts, keepalives and
+// handshake deadlines run on the bubble's clock, which only advances when
+// every goroutine of the test waits.
+type pipeServer struct {
+	*testServer
+	net *servertest.Network
+}
+
+func startPipeServer(t *testing.T, o server.Options) *pipeServer {
+	t.Helper()
+	n := servertest.NewNetwork()
+	l, err := n.Listen("")
+	require.NoError(t, err)
+	return &pipeServer{testServer: serveOn(t, l, o), net: n}
+}
+
+// dial returns a new connection to the server, without a handshake.
+func (s *pipeServer) dial(t *testing.T) net.Conn {
+	t.Helper()
+	nc, err := s.net.Dial(context.Background(), s.addr)
+	require.NoError(t, err)
+	return nc
+}
+
+// dialNoHandshake and dialRaw are the functions of the same name on s.
+func (s *pipeServer) dialNoHandshake(t *testing.T) *rawClient {
+	t.Helper()
+	return newRawClient(t, s.dial(t))
+}
+
+func (s *pipeServer) dialRaw(t *testing.T) *rawClient {
+	t.Helper()
+	c := s.dialNoHandshake(t)
+	c.handshake(nil)
+	return c
+}
+
+// serveOn serves newTestMux on l until the test ends.
+func serveOn(t testing.TB, l net.Listener, o server.Options) *testServer {
+	t.Helper()
 	h := newHandlers()
 	srv, err := server.New(newTestMux(h), o)
-	require.NoError(t, err)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
