@@ -12,8 +12,8 @@ import (
 // invoke runs a call's attempts until one succeeds, one fails in a way
 // that must not be retried, the attempts are exhausted or ctx ends. On
 // success it returns the call, whose body holds the response (empty for a
-// one-way call); the caller must give it back with putCall. On failure the
-// call is already back in the pool.
+// one-way call); the caller must give it back with c.calls.put. On
+// failure the call is already back in the pool.
 func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay bool, opts []CallOption) (*call, error) {
 	co := callOptions{maxAttempts: c.cfg.MaxAttempts}
 	if _, ok := c.cfg.idempotent[method]; ok {
@@ -22,7 +22,7 @@ func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay 
 	for _, o := range opts {
 		co = o.apply(co)
 	}
-	cl := getCall()
+	cl := c.calls.get()
 	var tried uint64
 	var lastErr error
 	for attempt := 0; attempt < co.maxAttempts; attempt++ {
@@ -59,7 +59,7 @@ func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay 
 			}
 		}
 	}
-	putCall(cl)
+	c.calls.put(cl)
 	return nil, lastErr
 }
 

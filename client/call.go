@@ -30,14 +30,23 @@ type call struct {
 	req   protocol.Request // scratch for AppendRequest
 }
 
-var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
+// callPool holds a Client's idle calls. Each Client has its own, so that
+// a call, and the channel it carries, only ever serves the goroutines of
+// the program part that uses that Client (a testing/synctest bubble, for
+// instance, whose channels may not be used from outside it).
+type callPool struct{ p sync.Pool }
 
 // maxPooledBuffer keeps very large buffers out of the pool.
 const maxPooledBuffer = 64 << 10
 
-func getCall() *call { return callPool.Get().(*call) }
+func (cp *callPool) get() *call {
+	if cl, ok := cp.p.Get().(*call); ok {
+		return cl
+	}
+	return &call{done: make(chan struct{}, 1)}
+}
 
-func putCall(cl *call) {
+func (cp *callPool) put(cl *call) {
 	cl.id, cl.err, cl.out = 0, nil, outcomeSuccess
 	cl.req = protocol.Request{}
 	if cap(cl.body) > maxPooledBuffer {
@@ -47,7 +56,7 @@ func putCall(cl *call) {
 		cl.frame = nil
 	}
 	cl.body = cl.body[:0]
-	callPool.Put(cl)
+	cp.p.Put(cl)
 }
 
 // completeBody completes the attempt with a response body, copied into the

@@ -24,7 +24,7 @@ func (c *Client) CallRaw(ctx context.Context, fullMethod string, req []byte, opt
 	}
 	out := cl.body
 	cl.body = nil // ownership passes to the caller
-	putCall(cl)
+	c.calls.put(cl)
 	return out, nil
 }
 
@@ -38,7 +38,7 @@ func (c *Client) OneWay(ctx context.Context, fullMethod string, req []byte, opts
 	if err != nil {
 		return err
 	}
-	putCall(cl)
+	c.calls.put(cl)
 	return nil
 }
 
@@ -59,7 +59,7 @@ func Call[Req, Resp any](ctx context.Context, c *Client, fullMethod string, req 
 	if err != nil {
 		return nil, err
 	}
-	defer putCall(cl)
+	defer c.calls.put(cl)
 	resp := new(Resp)
 	if err := respCodec.Unmarshal(cl.body, resp); err != nil {
 		return nil, status.Errorf(protocol.CodeInternal, "decoding the response with %s: %v", respCodec.Name(), err)

@@ -20,6 +20,8 @@ type Client struct {
 	// policy is the endpoint admission policy, captured per attempt.
 	policy policyControl
 
+	calls callPool // idle calls
+
 	ctx    context.Context // cancelled by Close: aborts dials and waits
 	cancel context.CancelFunc
 

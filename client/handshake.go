@@ -10,13 +10,20 @@ import (
 	"github.com/sluicerpc/sluice/protocol"
 )
 
-// connect opens a connection to ep: TCP, TLS when configured, then the
-// protocol handshake (Handshake, then HandshakeAck or a connection-level
-// Error), all bounded by ctx. The returned connection is ready for calls
-// but its reader is not started yet (Client.track starts it).
+// connect opens a connection to ep: TCP (or Options.Dialer), TLS when
+// configured, then the protocol handshake (Handshake, then HandshakeAck or
+// a connection-level Error), all bounded by ctx. The returned connection
+// is ready for calls but its reader is not started yet (Client.track
+// starts it).
 func (c *Client) connect(ctx context.Context, ep *endpoint) (*conn, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", ep.addr)
+	var nc net.Conn
+	var err error
+	if dial := c.cfg.Dialer; dial != nil {
+		nc, err = dial(ctx, ep.addr)
+	} else {
+		var d net.Dialer
+		nc, err = d.DialContext(ctx, "tcp", ep.addr)
+	}
 	if err != nil {
 		return nil, err
 	}

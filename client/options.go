@@ -1,11 +1,13 @@
 package client
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"time"
 
 	"github.com/sluicerpc/sluice/protocol"
@@ -27,6 +29,13 @@ type Options struct {
 	// DialTimeout bounds one connection attempt: TCP connect, the TLS
 	// handshake and the protocol handshake (default 10s).
 	DialTimeout time.Duration
+
+	// Dialer, when not nil, opens each connection to an endpoint instead
+	// of a TCP dial to its address: a proxy, a unix socket, or an
+	// in-memory connection in tests (servertest.Network). ctx bounds the
+	// dial (DialTimeout, Close); TLS, when configured, and the protocol
+	// handshake run over the connection it returns.
+	Dialer func(ctx context.Context, address string) (net.Conn, error)
 
 	// Backoff spaces the connection attempts to an endpoint whose dials
 	// fail.
