@@ -12,7 +12,7 @@ import (
 // BenchmarkCallRaw measures a unary call end to end against a real server
 // over TCP loopback with a 1-byte payload.
 func BenchmarkCallRaw(b *testing.B) {
-	ts := startServer(b, echoMux(nil), server.Options{}, "")
+	ts := startServer(b, echoMux(nil), server.Options{})
 	c := dial(b, client.Options{}, ts.addr)
 	req := []byte{1}
 	ctx := context.Background()
@@ -57,7 +57,7 @@ func BenchmarkCallTyped(b *testing.B) {
 	mux := server.NewMux()
 	server.Handle(mux, "bench", "Echo", message.JSON[benchMsg](), message.JSON[benchMsg](),
 		func(_ context.Context, r *benchMsg) (*benchMsg, error) { return r, nil })
-	ts := startServer(b, mux, server.Options{}, "")
+	ts := startServer(b, mux, server.Options{})
 	c := dial(b, client.Options{}, ts.addr)
 	ctx := context.Background()
 	req := &benchMsg{N: 1}

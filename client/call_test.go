@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -19,7 +20,7 @@ import (
 )
 
 func TestCallRawRoundTrip(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	ts := startServer(t, echoMux(nil), server.Options{})
 	c := dial(t, client.Options{}, ts.addr)
 
 	out, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("hello"))
@@ -33,7 +34,7 @@ func TestCallRawRoundTrip(t *testing.T) {
 }
 
 func TestCallRawResponseIsOwnedByCaller(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	ts := startServer(t, echoMux(nil), server.Options{})
 	c := dial(t, client.Options{}, ts.addr)
 	ctx := ctxTimeout(t, 5*time.Second)
 
@@ -64,7 +65,7 @@ func TestCallTypedJSON(t *testing.T) {
 			}
 			return &greetResp{Greeting: "hello " + r.Name, Len: len(r.Name)}, nil
 		})
-	ts := startServer(t, mux, server.Options{}, "")
+	ts := startServer(t, mux, server.Options{})
 	c := dial(t, client.Options{}, ts.addr)
 	ctx := ctxTimeout(t, 5*time.Second)
 
@@ -89,7 +90,7 @@ func TestOneWayReachesHandler(t *testing.T) {
 			got <- string(req)
 			return nil, nil
 		},
-	}), server.Options{}, "")
+	}), server.Options{})
 	c := dial(t, client.Options{}, ts.addr)
 
 	require.NoError(t, c.OneWay(ctxTimeout(t, 5*time.Second), "log/Write", []byte("fire and forget")))
@@ -110,7 +111,7 @@ func TestConcurrentCallsOnOneConnection(t *testing.T) {
 			time.Sleep(time.Duration(req[0]%5) * time.Millisecond)
 			return append([]byte("re:"), req...), nil
 		},
-	}), server.Options{}, "")
+	}), server.Options{})
 	c := dial(t, client.Options{}, ts.addr)
 	ctx := ctxTimeout(t, 10*time.Second)
 
@@ -135,7 +136,7 @@ func TestConcurrentCallsOnOneConnection(t *testing.T) {
 }
 
 func TestUnknownMethodIsUnimplementedWithoutRoundTrip(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	ts := startServer(t, echoMux(nil), server.Options{})
 	c := dial(t, client.Options{}, ts.addr)
 
 	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Nope", []byte("x"))
@@ -159,7 +160,7 @@ func TestHandlerErrorIsReturned(t *testing.T) {
 		"echo/Panic": func(context.Context, []byte) ([]byte, error) {
 			panic("boom")
 		},
-	}), server.Options{}, "")
+	}), server.Options{})
 	c := dial(t, client.Options{}, ts.addr)
 	ctx := ctxTimeout(t, 5*time.Second)
 
@@ -185,7 +186,7 @@ func TestHandlerErrorIsReturned(t *testing.T) {
 }
 
 func TestExpiredContextFailsWithoutSending(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	ts := startServer(t, echoMux(nil), server.Options{})
 	c := dial(t, client.Options{}, ts.addr)
 
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
@@ -201,33 +202,38 @@ func TestExpiredContextFailsWithoutSending(t *testing.T) {
 	require.Zero(t, ts.srv.Stats().Calls)
 }
 
+// TestDeadlineBecomesBudget runs on synctest's clock: the call returns at
+// its deadline, not a moment of a loaded machine later.
 func TestDeadlineBecomesBudget(t *testing.T) {
-	b := newBlocker(1)
-	ts := startServer(t, echoMux(map[string]server.RawHandler{"slow/Block": b.handle}), server.Options{}, "")
-	c := dial(t, client.Options{}, ts.addr)
-	defer close(b.release)
+	synctest.Test(t, func(t *testing.T) {
+		b := newBlocker(1)
+		n := newPipeNet()
+		ts := n.startServer(t, echoMux(map[string]server.RawHandler{"slow/Block": b.handle}), server.Options{}, "")
+		c := n.dial(t, client.Options{}, ts.addr)
+		defer close(b.release)
 
-	const timeout = 150 * time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	start := time.Now()
-	_, err := c.CallRaw(ctx, "slow/Block", nil)
-	elapsed := time.Since(start)
-	// Either our context or the server's budget ends the call first.
-	require.Equal(t, protocol.CodeDeadlineExceeded, status.Code(err), "%v", err)
-	require.GreaterOrEqual(t, elapsed, timeout-5*time.Millisecond)
-	require.Less(t, elapsed, timeout+time.Second, "the client returns about at its deadline")
+		const timeout = 150 * time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		start := time.Now()
+		_, err := c.CallRaw(ctx, "slow/Block", nil)
+		elapsed := time.Since(start)
+		// Either our context or the server's budget ends the call first.
+		require.Equal(t, protocol.CodeDeadlineExceeded, status.Code(err), "%v", err)
+		require.GreaterOrEqual(t, elapsed, timeout-5*time.Millisecond)
+		require.Less(t, elapsed, timeout+time.Second, "the client returns about at its deadline")
 
-	budget := recv(t, b.deadline)
-	require.Positive(t, budget, "the handler's context has the budget as its deadline")
-	require.LessOrEqual(t, budget, timeout)
-	// The handler's context ends: by the budget or by our Cancel(deadline).
-	require.Error(t, recv(t, b.ended))
+		budget := recv(t, b.deadline)
+		require.Positive(t, budget, "the handler's context has the budget as its deadline")
+		require.LessOrEqual(t, budget, timeout)
+		// The handler's context ends: by the budget or by our Cancel(deadline).
+		require.Error(t, recv(t, b.ended))
+	})
 }
 
 func TestCancelSendsCancelFrame(t *testing.T) {
 	b := newBlocker(1)
-	ts := startServer(t, echoMux(map[string]server.RawHandler{"slow/Block": b.handle}), server.Options{}, "")
+	ts := startServer(t, echoMux(map[string]server.RawHandler{"slow/Block": b.handle}), server.Options{})
 	c := dial(t, client.Options{}, ts.addr)
 	defer close(b.release)
 
@@ -253,7 +259,7 @@ func TestCancelSendsCancelFrame(t *testing.T) {
 func TestOversizedRequestRejectedLocally(t *testing.T) {
 	lim := protocol.DefaultLimits()
 	lim.MaxFrameSize = protocol.MinFrameSize
-	ts := startServer(t, echoMux(nil), server.Options{Limits: &lim}, "")
+	ts := startServer(t, echoMux(nil), server.Options{Limits: &lim})
 	c := dial(t, client.Options{}, ts.addr)
 
 	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", make([]byte, 2*protocol.MinFrameSize))
@@ -266,7 +272,7 @@ func TestOversizedRequestRejectedLocally(t *testing.T) {
 func TestResponseOverClientMaxFrameSize(t *testing.T) {
 	ts := startServer(t, echoMux(map[string]server.RawHandler{
 		"big/Get": func(context.Context, []byte) ([]byte, error) { return make([]byte, 3*protocol.MinFrameSize), nil },
-	}), server.Options{}, "")
+	}), server.Options{})
 	c := dial(t, client.Options{MaxFrameSize: protocol.MinFrameSize}, ts.addr)
 
 	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "big/Get", nil)

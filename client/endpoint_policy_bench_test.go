@@ -23,7 +23,7 @@ func (p *countingPolicy) Report(spi.AttemptOutcome, uint64) { p.reported.Add(1) 
 // endpoint policy disabled, with a custom policy and with the circuit
 // breaker, side by side against one real server over TCP loopback.
 func BenchmarkAttemptsByPolicy(b *testing.B) {
-	ts := startServer(b, echoMux(nil), server.Options{}, "")
+	ts := startServer(b, echoMux(nil), server.Options{})
 	req := []byte{1}
 	ctx := context.Background()
 	for _, mode := range []string{"disabled", "custom", "circuit-breaker"} {

@@ -26,7 +26,7 @@ func TestCircuitBreakerOverRealConnections(t *testing.T) {
 			sent.Add(1)
 			return nil, status.New(protocol.CodeUnavailable, "down")
 		},
-	}), server.Options{}, "")
+	}), server.Options{})
 	c := dial(t, client.Options{MaxAttempts: 1}, ts.addr)
 	opts := endpointpolicy.CircuitBreakerOptions{MinimumThroughput: 4, FailureRatio: 0.5, BreakDuration: time.Hour}
 	_, err := c.EnableCircuitBreaker(opts)

@@ -44,7 +44,7 @@ func TestGoAwayOutcomeReachesThePolicy(t *testing.T) {
 // TestSendFailureOutcomeReachesThePolicy: with its only endpoint gone, an
 // attempt that could not be written is reported as send_failure.
 func TestSendFailureOutcomeReachesThePolicy(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	ts := startServer(t, echoMux(nil), server.Options{})
 	c := dial(t, client.Options{MaxAttempts: 1}, ts.addr)
 	p := newRecording("p")
 	_, err := c.SetEndpointPolicy(p)
@@ -79,7 +79,7 @@ func (g *gate) TryAcquire(string, string) spi.EndpointDecision {
 // being published; nobody is owed a report for it, and the next call is
 // decided by B.
 func TestRefusalAtThePublicationBoundary(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	ts := startServer(t, echoMux(nil), server.Options{})
 	c := dial(t, client.Options{MaxAttempts: 1}, ts.addr)
 	a := &gate{recording: newRecording("a"), entered: make(chan struct{}, 1), hold: make(chan struct{})}
 	b := newRecording("b")
@@ -111,7 +111,7 @@ func TestRefusalAtThePublicationBoundary(t *testing.T) {
 // TestRetiredPolicyIsReleased: once replaced and drained, the client keeps
 // no reference to a policy: the garbage collector reclaims it.
 func TestRetiredPolicyIsReleased(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	ts := startServer(t, echoMux(nil), server.Options{})
 	c := dial(t, client.Options{}, ts.addr)
 	p := newRecording("old")
 	wp := weak.Make(p)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -102,7 +103,7 @@ func (p *recording) requireExactlyOnce(t testing.TB) {
 }
 
 func TestEndpointPolicyModes(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	ts := startServer(t, echoMux(nil), server.Options{})
 	c := dial(t, client.Options{}, ts.addr)
 	assert.Equal(t, client.PolicySnapshot{}, c.EndpointPolicy())
 
@@ -158,7 +159,7 @@ func TestEndpointPolicyModes(t *testing.T) {
 // closed once, after its last report.
 func TestReportGoesToTheAdmittingPolicy(t *testing.T) {
 	b := newBlocker(4)
-	ts := startServer(t, echoMux(map[string]server.RawHandler{"echo/Block": b.handle}), server.Options{}, "")
+	ts := startServer(t, echoMux(map[string]server.RawHandler{"echo/Block": b.handle}), server.Options{})
 	c := dial(t, client.Options{}, ts.addr)
 	pa, pb := newRecording("a"), newRecording("b")
 	_, err := c.SetEndpointPolicy(pa)
@@ -196,116 +197,125 @@ func TestReportGoesToTheAdmittingPolicy(t *testing.T) {
 
 // TestUpdateBetweenAttemptsOfARetry: a call's first attempt is refused by
 // the server's admission with a retry hint and reports to A; B is
-// published before the retry, which B admits and which reports to B.
+// published before the retry, which B admits and which reports to B. On
+// synctest's clock, so that the bucket (one token per 100ms) is still
+// empty when the call comes, however slow the machine.
 func TestUpdateBetweenAttemptsOfARetry(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
-	_, err := ts.srv.Admission().Enable(kernel.Options{Methods: map[string]kernel.Rule{
-		"echo/Echo": {Limits: []spi.Spec{tokenbucket.Spec(1, 1, 100*time.Millisecond)}},
-	}})
-	require.NoError(t, err)
-	c := dial(t, client.Options{}, ts.addr)
-	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil) // spends the token
-	require.NoError(t, err)
-
-	pa, pb := newRecording("a"), newRecording("b")
-	pa.onReport = func(report) {
-		_, err := c.SetEndpointPolicy(pb) // between the attempts
+	synctest.Test(t, func(t *testing.T) {
+		n := newPipeNet()
+		ts := n.startServer(t, echoMux(nil), server.Options{}, "")
+		_, err := ts.srv.Admission().Enable(kernel.Options{Methods: map[string]kernel.Rule{
+			"echo/Echo": {Limits: []spi.Spec{tokenbucket.Spec(1, 1, 100*time.Millisecond)}},
+		}})
 		require.NoError(t, err)
-	}
-	_, err = c.SetEndpointPolicy(pa)
-	require.NoError(t, err)
-	_, err = c.CallRaw(ctxTimeout(t, 10*time.Second), "echo/Echo", []byte("x"))
-	require.NoError(t, err)
+		c := n.dial(t, client.Options{}, ts.addr)
+		_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil) // spends the token
+		require.NoError(t, err)
 
-	_, ra := pa.snapshot()
-	require.Len(t, ra, 1)
-	assert.Equal(t, spi.OutcomeRemoteError, ra[0].outcome.Kind)
-	assert.Equal(t, uint8(protocol.CodeResourceExhausted), ra[0].outcome.Code)
-	assert.True(t, ra[0].outcome.ResponseObserved)
-	_, rb := pb.snapshot()
-	require.Len(t, rb, 1)
-	assert.Equal(t, spi.OutcomeSuccess, rb[0].outcome.Kind)
-	pa.requireExactlyOnce(t)
-	pb.requireExactlyOnce(t)
-	assert.Equal(t, int32(1), pa.closes.Load())
+		pa, pb := newRecording("a"), newRecording("b")
+		pa.onReport = func(report) {
+			_, err := c.SetEndpointPolicy(pb) // between the attempts
+			require.NoError(t, err)
+		}
+		_, err = c.SetEndpointPolicy(pa)
+		require.NoError(t, err)
+		_, err = c.CallRaw(ctxTimeout(t, 10*time.Second), "echo/Echo", []byte("x"))
+		require.NoError(t, err)
+
+		_, ra := pa.snapshot()
+		require.Len(t, ra, 1)
+		assert.Equal(t, spi.OutcomeRemoteError, ra[0].outcome.Kind)
+		assert.Equal(t, uint8(protocol.CodeResourceExhausted), ra[0].outcome.Code)
+		assert.True(t, ra[0].outcome.ResponseObserved)
+		_, rb := pb.snapshot()
+		require.Len(t, rb, 1)
+		assert.Equal(t, spi.OutcomeSuccess, rb[0].outcome.Kind)
+		pa.requireExactlyOnce(t)
+		pb.requireExactlyOnce(t)
+		assert.Equal(t, int32(1), pa.closes.Load())
+	})
 }
 
 // TestRefusalsPanicsAndOutcomes: a refused attempt owes no report and fails
 // with ResourceExhausted (reason endpoint_policy); a TryAcquire panic fails
 // the attempt with Internal; a Report panic is isolated; outcomes from the
-// network reach the policy.
+// network reach the policy. On synctest's clock, so that the call with a
+// 50ms deadline is sent, and reaches its handler, before the deadline.
 func TestRefusalsPanicsAndOutcomes(t *testing.T) {
-	b := newBlocker(8)
-	ts := startServer(t, echoMux(map[string]server.RawHandler{
-		"echo/Block": b.handle,
-		"echo/Fail": func(context.Context, []byte) ([]byte, error) {
-			return nil, status.New(protocol.CodeNotFound, "nothing")
-		},
-	}), server.Options{}, "")
-	c := dial(t, client.Options{}, ts.addr)
-	p := newRecording("p")
-	_, err := c.SetEndpointPolicy(p)
-	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		b := newBlocker(8)
+		n := newPipeNet()
+		ts := n.startServer(t, echoMux(map[string]server.RawHandler{
+			"echo/Block": b.handle,
+			"echo/Fail": func(context.Context, []byte) ([]byte, error) {
+				return nil, status.New(protocol.CodeNotFound, "nothing")
+			},
+		}), server.Options{}, "")
+		c := n.dial(t, client.Options{}, ts.addr)
+		p := newRecording("p")
+		_, err := c.SetEndpointPolicy(p)
+		require.NoError(t, err)
 
-	p.refuse = true
-	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
-	st := requireCode(t, err, protocol.CodeResourceExhausted)
-	assert.Equal(t, "endpoint_policy", st.Reason)
-	assert.Equal(t, time.Second, st.RetryAfter)
-	_, reports := p.snapshot()
-	assert.Empty(t, reports, "a refused attempt owes no report")
-	p.refuse = false
+		p.refuse = true
+		_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
+		st := requireCode(t, err, protocol.CodeResourceExhausted)
+		assert.Equal(t, "endpoint_policy", st.Reason)
+		assert.Equal(t, time.Second, st.RetryAfter)
+		_, reports := p.snapshot()
+		assert.Empty(t, reports, "a refused attempt owes no report")
+		p.refuse = false
 
-	p.panicTry = true
-	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
-	st = requireCode(t, err, protocol.CodeInternal)
-	assert.Contains(t, st.Message, "panicked in TryAcquire")
-	p.panicTry = false
+		p.panicTry = true
+		_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
+		st = requireCode(t, err, protocol.CodeInternal)
+		assert.Contains(t, st.Message, "panicked in TryAcquire")
+		p.panicTry = false
 
-	p.panicRep = true
-	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("ok"))
-	require.NoError(t, err, "a Report panic does not fail the call")
-	p.panicRep = false
+		p.panicRep = true
+		_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("ok"))
+		require.NoError(t, err, "a Report panic does not fail the call")
+		p.panicRep = false
 
-	// Cancelled by the caller.
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { <-b.started; cancel() }()
-	_, err = c.CallRaw(ctx, "echo/Block", nil)
-	require.ErrorIs(t, err, context.Canceled)
-	// Deadline.
-	_, err = c.CallRaw(ctxTimeout(t, 50*time.Millisecond), "echo/Block", nil)
-	require.Error(t, err)
-	<-b.started
-	// Remote error.
-	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Fail", nil)
-	requireCode(t, err, protocol.CodeNotFound)
-	// Unknown method: refused by the client itself before sending.
-	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Nope", nil)
-	requireCode(t, err, protocol.CodeUnimplemented)
-	// Connection closed by the server mid-call.
-	go func() { <-b.started; ts.close(t) }()
-	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Block", nil)
-	require.Error(t, err)
+		// Cancelled by the caller.
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-b.started; cancel() }()
+		_, err = c.CallRaw(ctx, "echo/Block", nil)
+		require.ErrorIs(t, err, context.Canceled)
+		// Deadline.
+		_, err = c.CallRaw(ctxTimeout(t, 50*time.Millisecond), "echo/Block", nil)
+		require.Error(t, err)
+		<-b.started
+		// Remote error.
+		_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Fail", nil)
+		requireCode(t, err, protocol.CodeNotFound)
+		// Unknown method: refused by the client itself before sending.
+		_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Nope", nil)
+		requireCode(t, err, protocol.CodeUnimplemented)
+		// Connection closed by the server mid-call.
+		go func() { <-b.started; ts.close(t) }()
+		_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Block", nil)
+		require.Error(t, err)
 
-	require.Eventually(t, func() bool { _, r := p.snapshot(); return len(r) == 6 }, 5*time.Second, time.Millisecond)
-	_, reports = p.snapshot()
-	var kinds []spi.OutcomeKind
-	for _, r := range reports {
-		kinds = append(kinds, r.outcome.Kind)
-	}
-	assert.Equal(t, []spi.OutcomeKind{
-		spi.OutcomeCancelled, spi.OutcomeDeadlineExceeded, spi.OutcomeRemoteError,
-		spi.OutcomeCancelled, // unknown method: abandoned by the client before sending
-		spi.OutcomeConnectionClosed,
-	}, kinds[1:], "%v", kinds)
-	p.requireExactlyOnce(t)
+		require.Eventually(t, func() bool { _, r := p.snapshot(); return len(r) == 6 }, 5*time.Second, time.Millisecond)
+		_, reports = p.snapshot()
+		var kinds []spi.OutcomeKind
+		for _, r := range reports {
+			kinds = append(kinds, r.outcome.Kind)
+		}
+		assert.Equal(t, []spi.OutcomeKind{
+			spi.OutcomeCancelled, spi.OutcomeDeadlineExceeded, spi.OutcomeRemoteError,
+			spi.OutcomeCancelled, // unknown method: abandoned by the client before sending
+			spi.OutcomeConnectionClosed,
+		}, kinds[1:], "%v", kinds)
+		p.requireExactlyOnce(t)
+	})
 }
 
 // TestConcurrentReplacementsLedger: calls run while policies are replaced
 // and disabled in a loop; every admitted attempt reports exactly once to
 // its own policy, and every retired policy is closed exactly once.
 func TestConcurrentReplacementsLedger(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	ts := startServer(t, echoMux(nil), server.Options{})
 	c := dial(t, client.Options{}, ts.addr)
 	var (
 		mu       sync.Mutex
@@ -317,7 +327,7 @@ func TestConcurrentReplacementsLedger(t *testing.T) {
 		for i := 0; !stop.Load(); i++ {
 			if i%5 == 4 {
 				_, err := c.DisableEndpointPolicy()
-				require.NoError(t, err)
+				assert.NoError(t, err)
 				continue
 			}
 			p := newRecording(fmt.Sprint(i))
@@ -325,23 +335,31 @@ func TestConcurrentReplacementsLedger(t *testing.T) {
 			policies = append(policies, p)
 			mu.Unlock()
 			_, err := c.SetEndpointPolicy(p)
-			require.NoError(t, err)
+			assert.NoError(t, err)
 			time.Sleep(100 * time.Microsecond)
 		}
 	})
 	var calls atomic.Int64
 	for range 8 {
 		wg.Go(func() {
-			for range 200 {
+			for !stop.Load() {
 				_, err := c.CallRaw(ctxTimeout(t, 10*time.Second), "echo/Echo", []byte("x"))
-				require.NoError(t, err)
+				if !assert.NoError(t, err) {
+					return
+				}
 				calls.Add(1)
 			}
 		})
 	}
-	for calls.Load() < 1600 {
-		time.Sleep(time.Millisecond)
+	// The calls go on until both there were 1,600 and the policy was
+	// replaced more than three times meanwhile, whichever the scheduler
+	// let happen first.
+	replaced := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(policies)
 	}
+	assert.Eventually(t, func() bool { return calls.Load() >= 1600 && replaced() > 3 }, time.Minute, time.Millisecond)
 	stop.Store(true)
 	wg.Wait()
 	_, err := c.DisableEndpointPolicy()
@@ -362,7 +380,7 @@ func TestConcurrentReplacementsLedger(t *testing.T) {
 // Close every control fails with ErrClientClosed and the last policy is
 // closed once its attempts reported.
 func TestPolicyAfterClose(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	ts := startServer(t, echoMux(nil), server.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c, err := client.Dial(ctx, []string{ts.addr}, client.Options{})

@@ -2,9 +2,10 @@ package client_test
 
 import (
 	"context"
-	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -16,91 +17,109 @@ import (
 	"github.com/sluicerpc/sluice/server"
 )
 
+// TestReconnectAfterServerRestart runs on synctest's clock (pipeNet), as
+// do the other tests of this file whose outcome depends on time: the
+// backoff, keepalive and idle intervals are short, and a slow machine must
+// not stretch them.
 func TestReconnectAfterServerRestart(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
-	addr := ts.addr
-	c := dial(t, client.Options{Backoff: client.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}}, addr)
-	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("before"))
-	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		n := newPipeNet()
+		ts := n.startServer(t, echoMux(nil), server.Options{}, "")
+		addr := ts.addr
+		c := n.dial(t, client.Options{Backoff: client.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}}, addr)
+		_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("before"))
+		require.NoError(t, err)
 
-	// Kill the server: listener and connections.
-	ts.close(t)
-	_, err = c.CallRaw(ctxTimeout(t, 2*time.Second), "echo/Echo", []byte("down"))
-	requireCode(t, err, protocol.CodeUnavailable)
+		// Kill the server: listener and connections.
+		ts.close(t)
+		_, err = c.CallRaw(ctxTimeout(t, 2*time.Second), "echo/Echo", []byte("down"))
+		requireCode(t, err, protocol.CodeUnavailable)
 
-	// A new server on the same address: the client reconnects.
-	ts2 := startServer(t, echoMux(nil), server.Options{}, addr)
-	require.Eventually(t, func() bool {
+		// A new server on the same address: the client reconnects, once
+		// the backoff of its failed dials is over.
+		ts2 := n.startServer(t, echoMux(nil), server.Options{}, addr)
 		out, err := c.CallRaw(ctxTimeout(t, time.Second), "echo/Echo", []byte("after"))
-		return err == nil && string(out) == "after"
-	}, 10*time.Second, 20*time.Millisecond)
-	require.Equal(t, uint64(1), ts2.srv.Stats().ConnectionsAdmitted)
+		require.NoError(t, err)
+		require.Equal(t, "after", string(out))
+		require.Equal(t, uint64(1), ts2.srv.Stats().ConnectionsAdmitted)
+	})
 }
 
 func TestCallWaitsOutBackoffWithinDeadline(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
-	c := dial(t, client.Options{Backoff: client.Backoff{Initial: 20 * time.Millisecond, Max: 40 * time.Millisecond}}, ts.addr)
-	ts.close(t)
+	synctest.Test(t, func(t *testing.T) {
+		n := newPipeNet()
+		ts := n.startServer(t, echoMux(nil), server.Options{}, "")
+		c := n.dial(t, client.Options{Backoff: client.Backoff{Initial: 20 * time.Millisecond, Max: 40 * time.Millisecond}}, ts.addr)
+		ts.close(t)
 
-	// The server comes back after a while; a call with a generous deadline
-	// and enough attempts keeps dialing, with backoff, until it is back.
-	srv2, err := server.New(echoMux(nil), server.Options{})
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() {
-		time.Sleep(150 * time.Millisecond)
-		l, err := net.Listen("tcp", ts.addr)
-		if err != nil {
-			served <- err
-			return
-		}
-		served <- srv2.Serve(l)
-	}()
-	start := time.Now()
-	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("x"), client.MaxAttempts(20), client.Idempotent())
-	require.NoError(t, err)
-	require.Greater(t, time.Since(start), 100*time.Millisecond)
-	require.NoError(t, srv2.Close())
-	require.ErrorIs(t, <-served, server.ErrServerClosed)
+		// The server comes back after a while; a call with a generous
+		// deadline and enough attempts keeps dialing, with backoff, until
+		// it is back.
+		const down = 150 * time.Millisecond
+		start := time.Now()
+		srv2, err := server.New(echoMux(nil), server.Options{})
+		require.NoError(t, err)
+		served := make(chan error, 1)
+		go func() {
+			time.Sleep(down)
+			l, err := n.n.Listen(ts.addr)
+			if err != nil {
+				served <- err
+				return
+			}
+			served <- srv2.Serve(l)
+		}()
+		_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("x"), client.MaxAttempts(20), client.Idempotent())
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, time.Since(start), down)
+		require.NoError(t, srv2.Close())
+		require.ErrorIs(t, <-served, server.ErrServerClosed)
+	})
 }
 
 func TestCloseEndsCallsInFlight(t *testing.T) {
-	const n = 10
-	b := newBlocker(n)
-	ts := startServer(t, echoMux(map[string]server.RawHandler{"slow/Block": b.handle}), server.Options{}, "")
-	defer close(b.release)
-	c, err := client.Dial(ctxTimeout(t, 5*time.Second), []string{ts.addr}, client.Options{})
-	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		const n = 10
+		b := newBlocker(n)
+		pn := newPipeNet()
+		ts := pn.startServer(t, echoMux(map[string]server.RawHandler{"slow/Block": b.handle}), server.Options{}, "")
+		defer close(b.release)
+		c, err := client.Dial(ctxTimeout(t, 5*time.Second), []string{ts.addr}, client.Options{Dialer: pn.n.Dial})
+		require.NoError(t, err)
 
-	errs := make(chan error, n)
-	for range n {
-		go func() {
-			_, err := c.CallRaw(context.Background(), "slow/Block", nil, client.Idempotent())
-			errs <- err
-		}()
-	}
-	for range n {
-		recv(t, b.started)
-	}
-	start := time.Now()
-	require.NoError(t, c.Close())
-	for range n {
-		err := recv(t, errs)
+		errs := make(chan error, n)
+		for range n {
+			go func() {
+				_, err := c.CallRaw(context.Background(), "slow/Block", nil, client.Idempotent())
+				errs <- err
+			}()
+		}
+		for range n {
+			recv(t, b.started)
+		}
+		start := time.Now()
+		require.NoError(t, c.Close())
+		for range n {
+			err := recv(t, errs)
+			requireCode(t, err, protocol.CodeCanceled)
+		}
+		require.Less(t, time.Since(start), time.Second)
+		require.NoError(t, c.Close(), "Close is idempotent")
+
+		_, err = c.CallRaw(ctxTimeout(t, time.Second), "echo/Echo", nil)
 		requireCode(t, err, protocol.CodeCanceled)
-	}
-	require.Less(t, time.Since(start), time.Second)
-	require.NoError(t, c.Close(), "Close is idempotent")
-
-	_, err = c.CallRaw(ctxTimeout(t, time.Second), "echo/Echo", nil)
-	requireCode(t, err, protocol.CodeCanceled)
-	err = c.OneWay(ctxTimeout(t, time.Second), "echo/Echo", nil)
-	requireCode(t, err, protocol.CodeCanceled)
+		err = c.OneWay(ctxTimeout(t, time.Second), "echo/Echo", nil)
+		requireCode(t, err, protocol.CodeCanceled)
+	})
 }
 
 func TestCloseDuringTraffic(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	ts := startServer(t, echoMux(nil), server.Options{})
 	c := dial(t, client.Options{}, ts.addr)
 	var wg sync.WaitGroup
+	var calls atomic.Int64
+	traffic := make(chan struct{})
+	var once sync.Once
 	for range 8 {
 		wg.Go(func() {
 			for range 50 {
@@ -109,43 +128,55 @@ func TestCloseDuringTraffic(t *testing.T) {
 					assert.Equal(t, protocol.CodeCanceled, status.Code(err), "%v", err)
 					return
 				}
+				if calls.Add(1) == 16 {
+					once.Do(func() { close(traffic) })
+				}
 			}
 		})
 	}
-	time.Sleep(5 * time.Millisecond)
+	recv(t, traffic) // some calls went through: Close comes during the traffic
 	require.NoError(t, c.Close())
 	wg.Wait()
 }
 
 func TestServerPingsAreAnswered(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{KeepaliveInterval: 20 * time.Millisecond, IdleTimeout: -1}, "")
-	c := dial(t, client.Options{}, ts.addr)
-	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
-	require.NoError(t, err)
-	// Several keepalive intervals without a call: the server pings, we
-	// answer, the connection survives.
-	time.Sleep(200 * time.Millisecond)
-	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
-	require.NoError(t, err)
-	require.Equal(t, uint64(1), ts.srv.Stats().ConnectionsAdmitted)
+	synctest.Test(t, func(t *testing.T) {
+		n := newPipeNet()
+		ts := n.startServer(t, echoMux(nil), server.Options{KeepaliveInterval: 20 * time.Millisecond, IdleTimeout: -1}, "")
+		c := n.dial(t, client.Options{}, ts.addr)
+		_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
+		require.NoError(t, err)
+		// Several keepalive intervals without a call: the server pings, we
+		// answer, the connection survives.
+		time.Sleep(200 * time.Millisecond)
+		_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
+		require.NoError(t, err)
+		require.Equal(t, uint64(1), ts.srv.Stats().ConnectionsAdmitted)
+	})
 }
 
 func TestClientKeepalive(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{KeepaliveInterval: -1, IdleTimeout: -1}, "")
-	c := dial(t, client.Options{KeepaliveInterval: 20 * time.Millisecond}, ts.addr)
-	time.Sleep(200 * time.Millisecond)
-	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
-	require.NoError(t, err)
-	require.Equal(t, uint64(1), ts.srv.Stats().ConnectionsAdmitted, "pings were answered: no reconnect")
+	synctest.Test(t, func(t *testing.T) {
+		n := newPipeNet()
+		ts := n.startServer(t, echoMux(nil), server.Options{KeepaliveInterval: -1, IdleTimeout: -1}, "")
+		c := n.dial(t, client.Options{KeepaliveInterval: 20 * time.Millisecond}, ts.addr)
+		time.Sleep(200 * time.Millisecond)
+		_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
+		require.NoError(t, err)
+		require.Equal(t, uint64(1), ts.srv.Stats().ConnectionsAdmitted, "pings were answered: no reconnect")
+	})
 }
 
 func TestIdleGoAwayReconnects(t *testing.T) {
-	ts := startServer(t, echoMux(nil), server.Options{IdleTimeout: 30 * time.Millisecond}, "")
-	c := dial(t, client.Options{}, ts.addr)
-	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return ts.srv.Stats().Connections == 0 }, 5*time.Second, 5*time.Millisecond)
-	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
-	require.NoError(t, err)
-	require.Equal(t, uint64(2), ts.srv.Stats().ConnectionsAdmitted)
+	synctest.Test(t, func(t *testing.T) {
+		n := newPipeNet()
+		ts := n.startServer(t, echoMux(nil), server.Options{IdleTimeout: 30 * time.Millisecond}, "")
+		c := n.dial(t, client.Options{}, ts.addr)
+		_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return ts.srv.Stats().Connections == 0 }, 5*time.Second, 5*time.Millisecond)
+		_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
+		require.NoError(t, err)
+		require.Equal(t, uint64(2), ts.srv.Stats().ConnectionsAdmitted)
+	})
 }

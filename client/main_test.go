@@ -13,6 +13,7 @@ import (
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/protocol/status"
 	"github.com/sluicerpc/sluice/server"
+	"github.com/sluicerpc/sluice/server/servertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -24,29 +25,49 @@ type testServer struct {
 	done chan error
 }
 
-// startServer serves mux on addr ("127.0.0.1:0" for any port) until the
-// test ends.
-func startServer(t testing.TB, mux *server.Mux, o server.Options, addr string) *testServer {
+// startServer serves mux on a loopback listener until the test ends.
+func startServer(t testing.TB, mux *server.Mux, o server.Options) *testServer {
 	t.Helper()
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	var l net.Listener
-	var err error
-	// A port just released may need a moment before it can be bound again.
-	for i := 0; i < 50; i++ {
-		if l, err = net.Listen("tcp", addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	return serve(t, mux, o, l)
+}
+
+// serve serves mux on l until the test ends.
+func serve(t testing.TB, mux *server.Mux, o server.Options, l net.Listener) *testServer {
+	t.Helper()
 	srv, err := server.New(mux, o)
 	require.NoError(t, err)
 	ts := &testServer{srv: srv, addr: l.Addr().String(), done: make(chan error, 1)}
 	go func() { ts.done <- srv.Serve(l) }()
 	t.Cleanup(func() { ts.close(t) })
 	return ts
+}
+
+// pipeNet is an in-memory network (servertest.Network) for the tests that
+// run in a testing/synctest bubble. There the timeouts, backoffs,
+// keepalives, budgets and token refills of client and server run on the
+// bubble's fake clock, which advances only once every goroutine of the
+// test waits: however slow the machine, a test sees the same timeline.
+// Make it, and everything on it, inside the bubble.
+type pipeNet struct{ n *servertest.Network }
+
+func newPipeNet() pipeNet { return pipeNet{servertest.NewNetwork()} }
+
+// startServer is startServer on the in-memory network, at addr or, when
+// addr is empty, at a new address.
+func (p pipeNet) startServer(t testing.TB, mux *server.Mux, o server.Options, addr string) *testServer {
+	t.Helper()
+	l, err := p.n.Listen(addr)
+	require.NoError(t, err)
+	return serve(t, mux, o, l)
+}
+
+// dial is dial over the in-memory network.
+func (p pipeNet) dial(t testing.TB, o client.Options, addrs ...string) *client.Client {
+	t.Helper()
+	o.Dialer = p.n.Dial
+	return dial(t, o, addrs...)
 }
 
 // close closes the server and waits for Serve to return; idempotent.

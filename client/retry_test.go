@@ -19,7 +19,7 @@ import (
 
 func TestDialSucceedsWithOneEndpointDown(t *testing.T) {
 	down := deadAddr(t)
-	ts := startServer(t, echoMux(nil), server.Options{}, "")
+	ts := startServer(t, echoMux(nil), server.Options{})
 	c := dial(t, client.Options{}, down, ts.addr)
 	ctx := ctxTimeout(t, 5*time.Second)
 	for i := range 20 {
@@ -45,8 +45,8 @@ func deadAddr(t testing.TB) string {
 }
 
 func TestClosedServerCallsGoToTheOther(t *testing.T) {
-	a := startServer(t, echoMux(nil), server.Options{}, "")
-	b := startServer(t, echoMux(nil), server.Options{}, "")
+	a := startServer(t, echoMux(nil), server.Options{})
+	b := startServer(t, echoMux(nil), server.Options{})
 	c := dial(t, client.Options{}, a.addr, b.addr)
 	ctx := ctxTimeout(t, 10*time.Second)
 	for range 10 {
@@ -68,8 +68,8 @@ func TestClosedServerCallsGoToTheOther(t *testing.T) {
 }
 
 func TestIdempotentMethodsOption(t *testing.T) {
-	a := startServer(t, echoMux(nil), server.Options{}, "")
-	b := startServer(t, echoMux(nil), server.Options{}, "")
+	a := startServer(t, echoMux(nil), server.Options{})
+	b := startServer(t, echoMux(nil), server.Options{})
 	c := dial(t, client.Options{IdempotentMethods: []string{"echo/Echo"}}, a.addr, b.addr)
 	ctx := ctxTimeout(t, 10*time.Second)
 	a.close(t)
@@ -90,8 +90,8 @@ func TestStopDuringTraffic(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		return req, nil
 	}
-	a := startServer(t, echoMux(map[string]server.RawHandler{"svc/Slow": slowA}), server.Options{}, "")
-	b := startServer(t, echoMux(map[string]server.RawHandler{"svc/Slow": slowB}), server.Options{}, "")
+	a := startServer(t, echoMux(map[string]server.RawHandler{"svc/Slow": slowA}), server.Options{})
+	b := startServer(t, echoMux(map[string]server.RawHandler{"svc/Slow": slowB}), server.Options{})
 	c := dial(t, client.Options{}, a.addr, b.addr)
 	ctx := ctxTimeout(t, 10*time.Second)
 

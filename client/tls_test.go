@@ -21,7 +21,7 @@ func TestTLSRoundTrip(t *testing.T) {
 	ts := startServer(t, echoMux(nil), server.Options{TLS: &tls.Config{
 		Certificates: []tls.Certificate{ca.Issue(t, "server")},
 		MinVersion:   tls.VersionTLS12,
-	}}, "")
+	}})
 	c := dial(t, client.Options{TLS: &tls.Config{RootCAs: ca.Pool, MinVersion: tls.VersionTLS12}}, ts.addr)
 	out, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("secret"))
 	require.NoError(t, err)
@@ -45,7 +45,7 @@ func TestTLSClientCertificate(t *testing.T) {
 		Certificates: []tls.Certificate{ca.Issue(t, "server")},
 		ClientAuth:   tls.RequireAndVerifyClientCert,
 		ClientCAs:    ca.Pool,
-	}}, "")
+	}})
 
 	c := dial(t, client.Options{TLS: &tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{ca.Issue(t, "alice")}}}, ts.addr)
 	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "who/Am", nil)
@@ -60,7 +60,7 @@ func TestTLSClientCertificate(t *testing.T) {
 
 func TestTLSWrongCAFailsClearly(t *testing.T) {
 	ca, other := servertest.NewPKI(t, "test CA"), servertest.NewPKI(t, "other CA")
-	ts := startServer(t, echoMux(nil), server.Options{TLS: &tls.Config{Certificates: []tls.Certificate{ca.Issue(t, "server")}}}, "")
+	ts := startServer(t, echoMux(nil), server.Options{TLS: &tls.Config{Certificates: []tls.Certificate{ca.Issue(t, "server")}}})
 
 	_, err := client.Dial(ctxTimeout(t, 5*time.Second), []string{ts.addr}, client.Options{TLS: &tls.Config{RootCAs: other.Pool}})
 	require.Error(t, err)
@@ -73,7 +73,7 @@ func TestTLSWrongCAFailsClearly(t *testing.T) {
 
 func TestPlaintextClientAgainstTLSServerFails(t *testing.T) {
 	ca := servertest.NewPKI(t, "test CA")
-	ts := startServer(t, echoMux(nil), server.Options{TLS: &tls.Config{Certificates: []tls.Certificate{ca.Issue(t, "server")}}}, "")
+	ts := startServer(t, echoMux(nil), server.Options{TLS: &tls.Config{Certificates: []tls.Certificate{ca.Issue(t, "server")}}})
 	_, err := client.Dial(ctxTimeout(t, 5*time.Second), []string{ts.addr}, client.Options{DialTimeout: time.Second})
 	require.Error(t, err)
 }
@@ -92,7 +92,7 @@ func TestAuthPayload(t *testing.T) {
 			return "", status.New(protocol.CodePermissionDenied, "bad token")
 		}
 		return "user-42", nil
-	})}, "")
+	})})
 
 	c := dial(t, client.Options{Auth: []byte("token-42")}, ts.addr)
 	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "who/Am", nil)
