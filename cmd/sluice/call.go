@@ -118,7 +118,7 @@ func (o callOptions) validate() error {
 }
 
 func (o callOptions) clientOptions() (client.Options, error) {
-	opts := client.Options{Auth: []byte(o.Auth)}
+	opts := client.Options{Auth: []byte(o.Auth), Dialer: dialer}
 	if o.Auth == "" {
 		opts.Auth = nil
 	}

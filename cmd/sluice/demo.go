@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -211,7 +210,7 @@ func newDemo(w io.Writer, opts demoOptions) (*demo, error) {
 
 // start serves the shop service on a loopback port and dials it.
 func (d *demo) start() error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := listen("127.0.0.1:0")
 	if err != nil {
 		return err
 	}
@@ -219,7 +218,7 @@ func (d *demo) start() error {
 	go func() { d.served <- d.srv.Serve(l) }()
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.WaitBound)
 	defer cancel()
-	d.cli, err = client.Dial(ctx, []string{d.addr}, client.Options{})
+	d.cli, err = client.Dial(ctx, []string{d.addr}, client.Options{Dialer: dialer})
 	if err != nil {
 		_ = d.srv.Close()
 		<-d.served

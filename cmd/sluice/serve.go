@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"time"
 
@@ -61,7 +60,7 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
 		return exitUsage
 	}
-	l, err := net.Listen("tcp", o.Addr)
+	l, err := listen(o.Addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
 		return exitFail

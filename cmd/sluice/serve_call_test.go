@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -47,7 +48,12 @@ func freeAddr(t *testing.T) string {
 // returns its address and output.
 func serveInBackground(t *testing.T, args ...string) (string, *syncBuffer) {
 	t.Helper()
-	addr := freeAddr(t)
+	return serveAtInBackground(t, freeAddr(t), args...)
+}
+
+// serveAtInBackground is serveInBackground at addr.
+func serveAtInBackground(t *testing.T, addr string, args ...string) (string, *syncBuffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
 	done := make(chan int, 1)
@@ -66,16 +72,26 @@ func TestServeAndCall(t *testing.T) {
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, "ping\n", stdout)
 
-	code, stdout, stderr = runCommand("call", "-addr", addr, "-sleep", "1s", "-n", "6", "-c", "6")
-	assert.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "calls: 6 in")
-	assert.Contains(t, stdout, "ok 2\n", "the global concurrency limit of 2 admits two sleepers at once")
-	assert.Contains(t, stdout, "failed: ResourceExhausted (concurrency): 4")
-
 	code, _, stderr = runCommand("call", "-addr", addr, "-method", "echo/Nope")
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "Unimplemented")
 	assert.Contains(t, out.String(), "admission=concurrency=2")
+}
+
+// TestServeConcurrencyLimitWithSleepers: six concurrent calls of a second
+// each against -concurrency 2: two run, four are refused. On synctest's
+// clock (onPipeNetwork), so that the six calls all reach the server before
+// the first sleeper wakes, however slow the machine; over loopback a caller
+// late by a second found a free slot.
+func TestServeConcurrencyLimitWithSleepers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		onPipeNetwork(t)
+		addr, _ := serveAtInBackground(t, "127.0.0.1:7878", "-concurrency", "2")
+		code, stdout, stderr := runCommand("call", "-addr", addr, "-sleep", "1s", "-n", "6", "-c", "6")
+		assert.Equal(t, exitOK, code, stderr)
+		assert.Contains(t, stdout, "calls: 6 in 1s (6/s), ok 2\n", "the global concurrency limit of 2 admits two sleepers at once")
+		assert.Contains(t, stdout, "failed: ResourceExhausted (concurrency): 4")
+	})
 }
 
 func TestServeAndCallOverTLS(t *testing.T) {
