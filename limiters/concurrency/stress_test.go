@@ -125,7 +125,11 @@ func TestStressResizeNeverOverAdmits(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			for i := range iterations {
+			// At least iterations, and on until the resizer has applied
+			// every limit of the cycle and some grant was checked against
+			// a small one: a resizer kept off a CPU while the workers ran
+			// must not leave those checks untried.
+			for i := 0; i < iterations || resizes.Load() < int64(len(cycle)) || tight.Load() == 0; i++ {
 				n := int64(1)
 				if (w+i)%5 == 0 {
 					n = 2

@@ -86,6 +86,12 @@ func TestStressGrantsRacingChangesAreCountedOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; ; i++ {
+				// The second half of the tokens waits for every option of
+				// the cycle to have been applied: the grants race changes
+				// however the updater is scheduled.
+				for granted.Load() >= initial/2 && updates.Load() < int64(len(cycle)) {
+					runtime.Gosched()
+				}
 				n := int64(1 + (w+i)%2)
 				d := l.TryAcquire(t0, n)
 				if d.Granted {

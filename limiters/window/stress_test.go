@@ -115,7 +115,10 @@ func stressReconfigure(t *testing.T, cycle []refConfig) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range iterations {
+			// At least iterations, and on until 20 publications and a
+			// refusal happened: a ticker or reconfigurer kept off a CPU
+			// while the workers ran must not leave the run untight.
+			for i := 0; i < iterations || done.Load() < 20 || refusals.Load() == 0; i++ {
 				n := int64(1 + (w+i)%3)
 				gate.RLock()
 				now := clock.Load()
@@ -268,6 +271,7 @@ func TestStressNoGrantIsLost(t *testing.T) {
 			l := tt.first.newLimiter()
 			var (
 				granted    atomic.Int64
+				published  atomic.Int64
 				wg         sync.WaitGroup
 				stop       = make(chan struct{})
 				reconfDone = make(chan int)
@@ -285,6 +289,7 @@ func TestStressNoGrantIsLost(t *testing.T) {
 						panic(err)
 					}
 					n++
+					published.Store(int64(n))
 					runtime.Gosched()
 				}
 			}()
@@ -292,7 +297,9 @@ func TestStressNoGrantIsLost(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					for i := range iterations {
+					// On past iterations until a publication happened,
+					// however late the reconfigurer got a CPU.
+					for i := 0; i < iterations || published.Load() == 0; i++ {
 						n := int64(1 + (w+i)%2)
 						if l.TryAcquire(now, n).Granted {
 							granted.Add(n)
@@ -418,7 +425,9 @@ func TestStressOutOfOrderClock(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					for i := range iterations {
+					// On past iterations until some call arrived late,
+					// however the workers were scheduled.
+					for i := 0; i < iterations || late.Load() == 0; i++ {
 						n := int64(1 + (w+i)%3)
 						t1 := clock.Add(int64(1 + i%7))
 						if i%16 == 0 {
