@@ -1,5 +1,7 @@
 package kernel
 
+import "github.com/sluicerpc/sluice/spi"
+
 // Hooks exposes the interleaving points to the black-box tests.
 type Hooks struct {
 	AfterCapture func(*Permit)
@@ -22,4 +24,20 @@ func (k *Kernel) SetHooks(h *Hooks) {
 		afterEnqueue: h.AfterEnqueue,
 		afterRelease: h.AfterRelease,
 	}
+}
+
+// HoldsPartitionUnit reports whether the granted permit holds a unit of
+// its partition entry's concurrency state (for stress checkers: a request
+// admitted while its entry had no concurrency limit holds none).
+func (p *Permit) HoldsPartitionUnit() bool {
+	if p.entry == nil || !p.Granted() {
+		return false
+	}
+	r := p.route
+	for i := 0; i < r.n; i++ {
+		if st := r.states[i]; st.key.scope.Kind == 0 && st.class == spi.ClassConcurrency {
+			return true
+		}
+	}
+	return false
 }

@@ -60,8 +60,12 @@ type Limiter interface {
 	// Cancel gives back n units that were granted but never used, as if
 	// TryAcquire had refused. Callers use it to undo an all-or-nothing
 	// acquisition across several limiters, at the same instant as the
-	// grant; a rate limiter restores the quota, a concurrency limiter
-	// behaves as Release.
+	// grant, and for a request that was granted but refused by a later
+	// step before it ran (then now can be later than the grant). A rate
+	// limiter restores the quota only as far as the grant's absence would
+	// have left it at now: never above its capacity, never into a window
+	// or period that has already passed (then it ignores the Cancel). A
+	// concurrency limiter behaves as Release.
 	Cancel(now time.Time, n int64)
 
 	// Reconfigure changes the limiter's parameters in place, keeping its
