@@ -434,18 +434,29 @@ func (k *Kernel) sweepLocked() {
 	})
 	final := k.sealed.Load() && k.live.Load() == 0
 	now := k.clock.Now()
-	maps.DeleteFunc(k.registry, func(_ stateKey, st *state) bool {
-		if st.refs.Load() != 0 {
-			return false
-		}
-		if final {
+	needed := func(st *state) bool {
+		switch {
+		case st.refs.Load() != 0:
 			return true
+		case final:
+			return false
+		case st.class == spi.ClassConcurrency:
+			return st.carried()
 		}
-		if st.class == spi.ClassConcurrency {
-			return !st.carried()
+		return k.lastRate[st.key.scope] == st && !st.atRest(now)
+	}
+	// A state that is kept keeps its successors: requests that route to
+	// it are charged down the chain (state.current), so the chain's end
+	// must stay the scope's state, never be replaced by an unrelated one.
+	keep := make(map[*state]bool, len(k.registry))
+	for _, st := range k.registry {
+		if !keep[st] && needed(st) {
+			for s := st; s != nil && !keep[s]; s = s.succ.Load() {
+				keep[s] = true
+			}
 		}
-		return k.lastRate[st.key.scope] != st || st.atRest(now)
-	})
+	}
+	maps.DeleteFunc(k.registry, func(_ stateKey, st *state) bool { return !keep[st] })
 	maps.DeleteFunc(k.lastRate, func(_ Scope, st *state) bool { return k.registry[st.key] != st })
 	maps.DeleteFunc(k.concHead, func(_ Scope, st *state) bool { return k.registry[st.key] != st })
 	k.spaces = slices.DeleteFunc(k.spaces, func(ns *namespace) bool {
