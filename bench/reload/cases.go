@@ -142,6 +142,16 @@ var cases = []Case{
 		System: "sluice", Name: "replace-tokenbucket-by-slidingwindow", Bound: 100,
 		Build: sluiceUpdate(tokenbucket.ContinuousSpec(100, 100, time.Second), window.SlidingSpec(100, time.Second, 10)),
 	},
+	{
+		// Disable at P, the old program reclaimed (no request holds it),
+		// then Enable with the same continuous token bucket 100/s, 100
+		// tokens. Bound: disabled for no time at all, so the bucket's
+		// state at P carries: 1 token at P, then one per 10 ms,
+		// P+10ms ... P+990ms, 99 more: 100. A bucket rebuilt full at P
+		// would admit 100 at P and the same 99: 199.
+		System: "sluice", Name: "disable-enable-rate", Bound: 100,
+		Build: sluiceDisableEnable(tokenbucket.ContinuousSpec(100, 100, time.Second)),
+	},
 }
 
 // Outcome is a case and what it measured.

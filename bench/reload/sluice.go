@@ -42,6 +42,32 @@ func sluiceUpdate(from, to spi.Spec) func(*Clock) (Subject, error) {
 	}
 }
 
+// sluiceDisableEnable turns admission off and on again at P with the same
+// rule, after the disabled kernel has reclaimed everything it can (Stats
+// sweeps, and nothing holds the old program): the rate state must come back
+// with the quota it had consumed, not full.
+func sluiceDisableEnable(spec spi.Spec) func(*Clock) (Subject, error) {
+	return func(clock *Clock) (Subject, error) {
+		s, err := newSluiceSubject(clock, spec)
+		if err != nil {
+			return Subject{}, err
+		}
+		s.sub.Events = []Event{{At: Publish, Do: func(now time.Time) error {
+			if _, err := s.k.Disable(); err != nil {
+				return fmt.Errorf("sluice: Disable: %w", err)
+			}
+			if st := s.k.Stats(); st.LivePrograms != 0 {
+				return fmt.Errorf("sluice: %d programs still live after Disable", st.LivePrograms)
+			}
+			if _, err := s.k.Enable(globalRate(spec)); err != nil {
+				return fmt.Errorf("sluice: Enable: %w", err)
+			}
+			return checkInForce(s.k, spec)
+		}}}
+		return s.sub, nil
+	}
+}
+
 // sluiceNewKernel changes the limit the way a user who does not trust live
 // updates would: a new kernel with the new configuration at P. It is not a
 // case of the experiment (sluice's users change limits with Update); the
