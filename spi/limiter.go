@@ -92,7 +92,14 @@ type Snapshot struct {
 	// window permit limit).
 	Limit int64
 	// InUse is the held units (concurrency) or the consumed quota that is
-	// still counted (rate).
+	// still counted (rate). The kernel relies on both readings: a
+	// concurrency kind's InUse is what a kind replacement counts as
+	// occupied by the old holders, so it must be exact; a rate limiter
+	// whose InUse is 0 (or less) must behave from now on exactly as a
+	// fresh limiter with its parameters would, because the kernel then
+	// drops it when nothing else needs it (it keeps a rate state with
+	// consumed quota, so that Disable and Enable or an idle partition's
+	// reclaim is no free burst).
 	InUse int64
 	// Available is how many units TryAcquire(now, n) could grant now.
 	Available int64
