@@ -90,7 +90,11 @@ func (p *Permit) RetryAt() time.Time { return p.retryAt }
 // Admit runs admission for req under the captured program: an immediate
 // grant, an immediate refusal, or a wait in the kernel's queue that ends in
 // a grant, a refusal (queue_timeout after the program's MaxQueueDelay,
-// unavailable at Seal) or ctx's error. Every scope of the route is acquired
+// rate as soon as a rate limiter's retry time lies beyond what the request
+// can still wait, unavailable at Seal) or ctx's error. A rate refusal
+// whose retry time lies beyond the captured MaxQueueDelay or ctx's
+// deadline is immediate and takes no queue slot; RetryAt then says when to
+// retry. Every scope of the route is acquired
 // from the captured program, all or nothing. On any non-nil error the
 // permit holds nothing: its lease is already returned.
 //
