@@ -289,3 +289,24 @@ func TestCapacityRefusalGivesBackRateQuota(t *testing.T) {
 	require.Equal(t, "rate", r.err.Reason)
 	requireLedgerZero(t, s)
 }
+
+// TestRateRefusalBeyondTheQueueDelayIsImmediate: with a queue, a call the
+// token bucket cannot serve before its queue delay ends is refused at once
+// with reason rate and the hint, instead of waiting its delay out and
+// ending as queue_timeout without one.
+func TestRateRefusalBeyondTheQueueDelayIsImmediate(t *testing.T) {
+	s := startServer(t, server.Options{})
+	_, err := s.Admission().Enable(kernel.Options{
+		Methods: map[string]kernel.Rule{"echo/Say": {Limits: []spi.Spec{tokenbucket.Spec(1, 1, time.Hour)}}},
+		Queue:   kernel.QueuePolicy{MaxQueuedCalls: 4, MaxQueuedBytes: 1 << 20, MaxQueueDelay: time.Hour / 2},
+	})
+	require.NoError(t, err)
+	c := dialRaw(t, s.addr)
+	require.Nil(t, c.call("echo", "Say", nil).err)
+	r := c.call("echo", "Say", nil)
+	require.NotNil(t, r.err)
+	assert.Equal(t, "rate", r.err.Reason)
+	assert.Greater(t, r.err.RetryAfter, 59*time.Minute)
+	assert.Zero(t, s.Stats().Admission.QueuedCalls)
+	requireLedgerZero(t, s)
+}
