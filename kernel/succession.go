@@ -71,6 +71,9 @@ func takeOver(from, to *state) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	target := from.occupancy()
+	if target > 0 && to.lim.TryAcquire(time.Time{}, target).Granted {
+		c.held = target // all at once: the common case of a roomy new limit
+	}
 	for c.held < target && to.lim.TryAcquire(time.Time{}, 1).Granted {
 		c.held++
 	}
