@@ -285,12 +285,14 @@ func (c *conn) violation(err error) {
 
 // onCancel cancels the call id if it is still in flight and cancellable.
 // It holds c.mu while cancelling, so the call cannot finish and be reused
-// for another request meanwhile.
+// for another request meanwhile. The cancellation is counted first: by the
+// time its effects show (the handler's context, the Canceled answer), so
+// does the count.
 func (c *conn) onCancel(id uint64) {
 	c.mu.Lock()
 	if cl := c.calls[id]; cl != nil {
-		cl.cancel()
 		c.s.stats.cancels.Add(1)
+		cl.cancel()
 	}
 	c.mu.Unlock()
 }
