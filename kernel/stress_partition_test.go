@@ -54,12 +54,10 @@ func stressPartitionRound(t *testing.T, seed uint64) {
 		vers  = map[uint64]uint64{} // generation -> selector version
 	)
 	var (
-		holders    sync.Map // "version/tenant" -> *atomic.Int64
-		violations atomic.Int64
-		first      atomic.Value
-		ops        atomic.Int64
-		sealed     atomic.Bool
-		afterSeal  atomic.Int64
+		holders   sync.Map // "version/tenant" -> *atomic.Int64
+		ops       atomic.Int64
+		sealed    atomic.Bool
+		afterSeal atomic.Int64
 	)
 	// progress waits until the workers made n more admissions, or 30 ms
 	// passed (workers may all be queued, or holding grants until the next
@@ -70,10 +68,7 @@ func stressPartitionRound(t *testing.T, seed uint64) {
 			runtime.Gosched()
 		}
 	}
-	fail := func(format string, args ...any) {
-		violations.Add(1)
-		first.CompareAndSwap(nil, fmt.Sprintf(format, args...))
-	}
+	var bad violations
 	counter := func(k string) *atomic.Int64 {
 		v, _ := holders.LoadOrStore(k, new(atomic.Int64))
 		return v.(*atomic.Int64)
@@ -91,7 +86,7 @@ func stressPartitionRound(t *testing.T, seed uint64) {
 			if i == sealAt {
 				f.k.Seal()
 				if q := f.k.Stats().QueuedCalls; q != 0 {
-					fail("%d requests still queued after Seal returned", q)
+					bad.fail("%d requests still queued after Seal returned", q)
 				}
 				sealed.Store(true)
 				progress(200)
@@ -202,7 +197,7 @@ func stressPartitionRound(t *testing.T, seed uint64) {
 					logMu.Unlock()
 					c := counter(fmt.Sprint(v, "/", tenant))
 					if n := c.Add(1); n > 1 {
-						fail("%d holders of tenant %s in namespace v%d under limit 1 (generation %d)", n, tenant, v, p.Generation())
+						bad.fail("%d holders of tenant %s in namespace v%d under limit 1 (generation %d)", n, tenant, v, p.Generation())
 					}
 					hold(rng, p.Generation())
 					c.Add(-1)
@@ -216,7 +211,7 @@ func stressPartitionRound(t *testing.T, seed uint64) {
 	updater.Wait()
 	work.Wait()
 
-	require.Zero(t, violations.Load(), "first: %v", first.Load())
+	bad.requireNone(t)
 	require.Zero(t, afterSeal.Load(), "requests granted after Seal returned")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

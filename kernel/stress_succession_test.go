@@ -112,14 +112,9 @@ func TestStressConcurrencyKindReplacement(t *testing.T) {
 
 	var (
 		global, method atomic.Int64
-		violations     atomic.Int64
-		first          atomic.Value
 		ops            atomic.Int64
 	)
-	fail := func(format string, args ...any) {
-		violations.Add(1)
-		first.CompareAndSwap(nil, fmt.Sprintf(format, args...))
-	}
+	var bad violations
 	stop := make(chan struct{})
 	var updater sync.WaitGroup
 	updater.Go(func() {
@@ -167,11 +162,11 @@ func TestStressConcurrencyKindReplacement(t *testing.T) {
 					continue
 				}
 				if n := global.Add(1); n > globalLimit {
-					fail("%d global holders, limit %d", n, globalLimit)
+					bad.fail("%d global holders, limit %d", n, globalLimit)
 				}
 				if m == say {
 					if n := method.Add(1); n > methodLimit {
-						fail("%d holders of echo/Say, limit %d", n, methodLimit)
+						bad.fail("%d holders of echo/Say, limit %d", n, methodLimit)
 					}
 				}
 				// Hold a moment, or across the next publications.
@@ -198,7 +193,7 @@ func TestStressConcurrencyKindReplacement(t *testing.T) {
 	}
 	updater.Wait()
 	work.Wait()
-	require.Zero(t, violations.Load(), "first: %v", first.Load())
+	bad.requireNone(t)
 
 	_, err = k.Disable()
 	require.NoError(t, err)

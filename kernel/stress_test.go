@@ -2,6 +2,7 @@ package kernel_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -13,6 +14,23 @@ import (
 
 	"github.com/sluicerpc/sluice/kernel"
 )
+
+// violations collects what a stress checker found, from any goroutine: the
+// count and the first one, which the test reports once the workers stop.
+type violations struct {
+	n     atomic.Int64
+	first atomic.Value
+}
+
+func (v *violations) fail(format string, args ...any) {
+	v.n.Add(1)
+	v.first.CompareAndSwap(nil, fmt.Sprintf(format, args...))
+}
+
+func (v *violations) requireNone(t testing.TB) {
+	t.Helper()
+	require.Zero(t, v.n.Load(), "first: %v", v.first.Load())
+}
 
 // boundLog records, for every generation the updater publishes, the
 // concurrency bound of each checked scope (0: no rule, or disabled). The
