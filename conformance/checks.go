@@ -13,109 +13,44 @@ import (
 )
 
 // checkNeverAboveLimitConcurrently proves that concurrent callers never get
-// more than the limit, while another goroutine keeps reconfiguring it. For
-// concurrency kinds, concurrent TryAcquire and Release never leave more units
-// held than the largest limit in force; for rate kinds, see
-// neverAboveLimitConcurrentlyRate. It catches check-then-increment races and
-// lost updates; under -race it also catches data races.
+// more than the limit, while another goroutine keeps reconfiguring it, and
+// that no update is lost. For concurrency kinds: eight goroutines at a
+// fixed limit, the duels at limits 1 and 4 (see edgeDuel, slackDuel), then
+// eight goroutines while another one reconfigures; every grant is checked
+// against the highest limit in force and, once known to bind, against the
+// limit in force (see limitWatch), and after every round Snapshot().InUse
+// must equal what the goroutines hold. For rate kinds, see
+// neverAboveLimitConcurrentlyRate, then the same duels at one instant. It
+// catches check-then-act races and lost updates without -race (see the
+// racing checks in race.go); under -race it also catches data races.
 func checkNeverAboveLimitConcurrently(t tb, h LimiterHarness) {
 	caps := h.Capabilities()
 	if caps.Class == spi.ClassRate {
-		neverAboveLimitConcurrentlyRate(t, h)
+		if neverAboveLimitConcurrentlyRate(t, h) && edgeDuel(t, h) {
+			slackDuel(t, h)
+		}
 		return
 	}
-	// First with the limit fixed, where contention at the limit is
-	// highest, then with a goroutine reconfiguring it.
-	concurrencyPhase(t, h, false)
+	if !crowdPhase(t, h, false) || !edgeDuel(t, h) || !slackDuel(t, h) {
+		return
+	}
 	if caps.ReconfigureLimit {
-		concurrencyPhase(t, h, true)
-	}
-}
-
-// concurrencyPhase is one phase of checkNeverAboveLimitConcurrently on a
-// fresh concurrency limiter.
-func concurrencyPhase(t tb, h LimiterHarness, reconfiguring bool) {
-	t.Helper()
-	caps := h.Capabilities()
-	const high = 6
-	var zero time.Time
-	l := newLimiter(t, h, caps.Params(high), zero)
-
-	var held, worst atomic.Int64
-	var panicked atomic.Value
-	recordPanic := func() {
-		if r := recover(); r != nil {
-			panicked.CompareAndSwap(nil, fmt.Sprint(r))
-		}
-	}
-	var wg sync.WaitGroup
-	const workers, rounds = 8, 2000
-	for range workers {
-		wg.Go(func() {
-			defer recordPanic()
-			for range rounds {
-				if !l.TryAcquire(zero, 1).Granted {
-					runtime.Gosched()
-					continue
-				}
-				n := held.Add(1) // held counts at most what the limiter granted
-				for w := worst.Load(); n > w && !worst.CompareAndSwap(w, n); w = worst.Load() {
-				}
-				runtime.Gosched()
-				held.Add(-1)
-				l.Release(zero, 1)
-			}
-		})
-	}
-	stop := make(chan struct{})
-	var reconfErr atomic.Value
-	var rwg sync.WaitGroup
-	if reconfiguring {
-		rwg.Go(func() {
-			defer recordPanic()
-			for {
-				for _, lim := range []int64{2, high, 4, high, 3} {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					if err := l.Reconfigure(zero, caps.Params(lim)); err != nil {
-						reconfErr.CompareAndSwap(nil, err)
-					}
-					runtime.Gosched()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(stop)
-	rwg.Wait()
-	if p, _ := panicked.Load().(string); p != "" {
-		t.Errorf("a goroutine calling the limiter panicked: %s", p)
-	}
-	if err, _ := reconfErr.Load().(error); err != nil {
-		t.Errorf("Reconfigure: %v", err)
-	}
-	if w := worst.Load(); w > high {
-		t.Errorf("%d units were held at once; no limit in force was above %d (reconfiguring: %v)", w, high, reconfiguring)
-	}
-	if s := l.Snapshot(zero); s.InUse != 0 {
-		t.Errorf("after every unit was released, Snapshot().InUse = %d, want 0", s.InUse)
+		crowdPhase(t, h, true)
 	}
 }
 
 // neverAboveLimitConcurrentlyRate: at one instant nothing refills
 // (Allowance(p, t, t) is 0), so concurrent acquirers on a fresh rate limiter
 // must together get no more than it had available, plus, for kinds whose
-// raise frees units, the raises that a concurrent Reconfigure made.
-func neverAboveLimitConcurrentlyRate(t tb, h LimiterHarness) {
-	const trials = 50
-	for range trials {
-		if !rateTrial(t, h) {
-			return
-		}
-	}
+// raise frees units, the raises that a concurrent Reconfigure made. It runs
+// trials for crowdBudget, and at least 50.
+func neverAboveLimitConcurrentlyRate(t tb, h LimiterHarness) bool {
+	ok := true
+	raceFor(crowdBudget, 50, func(int) bool {
+		ok = rateTrial(t, h)
+		return ok
+	})
+	return ok
 }
 
 // rateTrial is one trial of neverAboveLimitConcurrentlyRate, on a fresh
@@ -202,13 +137,12 @@ func rateTrial(t tb, h LimiterHarness) bool {
 }
 
 // checkNoFreeBurst is a property over random sequences of advance-time,
-// acquire, release and reconfigure. For concurrency kinds every grant must
-// leave the held units at or below the limit in force, and a request that
-// fits must be granted. For rate kinds, the units granted since the last
-// publication P (New or Reconfigure) must stay within what the limiter
-// carried at P, plus the raise of the limit when that frees units, plus the
-// kind's Allowance from P: a Reconfigure that refills, resets a window or
-// forgets consumption shows up as a grant beyond that bound.
+// acquire, release, cancel and reconfigure, with Snapshot and the refusal
+// hints checked after every step. For concurrency kinds every grant must
+// leave the held units at or below the limit in force, a request that fits
+// must be granted, a refusal must say HintOnRelease (HintNever above the
+// limit), and Snapshot must equal the model. For rate kinds, see
+// noFreeBurstRate.
 func checkNoFreeBurst(t tb, h LimiterHarness) {
 	caps := h.Capabilities()
 	if caps.Class == spi.ClassConcurrency {
@@ -226,34 +160,69 @@ func noFreeBurstConcurrency(rt *rapid.T, h LimiterHarness) {
 	var held int64
 	steps := rapid.IntRange(1, 40).Draw(rt, "steps")
 	for range steps {
-		switch rapid.IntRange(0, 2).Draw(rt, "op") {
+		switch rapid.IntRange(0, 3).Draw(rt, "op") {
 		case 0:
 			n := rapid.Int64Range(1, 3).Draw(rt, "acquire")
 			d := l.TryAcquire(zero, n)
-			if d.Granted {
+			switch {
+			case d.Granted:
 				held += n
 				if held > limit {
 					rt.Fatalf("granted %d units: %d held, limit %d", n, held, limit)
 				}
-			} else if held+n <= limit {
+			case held+n <= limit:
 				rt.Fatalf("refused %d units with %d held and limit %d", n, held, limit)
+			case n > limit && d.Hint != spi.HintNever:
+				rt.Fatalf("refused %d units above the limit %d with %v, want %v", n, limit, d.Hint, spi.HintNever)
+			case n <= limit && d.Hint != spi.HintOnRelease:
+				rt.Fatalf("refused %d units with %d held and limit %d with %v, want %v", n, held, limit, d.Hint, spi.HintOnRelease)
 			}
-		case 1:
+		case 1, 2:
 			if held > 0 {
-				n := rapid.Int64Range(1, held).Draw(rt, "release")
-				l.Release(zero, n)
+				n := rapid.Int64Range(1, held).Draw(rt, "giveBack")
+				if rapid.Bool().Draw(rt, "cancel") {
+					l.Cancel(zero, n)
+				} else {
+					l.Release(zero, n)
+				}
 				held -= n
 			}
-		case 2:
+		case 3:
 			if caps.ReconfigureLimit {
 				limit = rapid.Int64Range(1, 8).Draw(rt, "reconfigure")
 				reconfigure(rt, l, caps.Params(limit), zero)
 			}
 		}
+		want := spi.Snapshot{Kind: h.Kind().Name(), Limit: limit, InUse: held, Available: max(limit-held, 0)}
+		if s := l.Snapshot(zero); s != want {
+			rt.Fatalf("Snapshot() = %+v, want %+v", s, want)
+		}
 	}
 	l.Release(zero, held)
 }
 
+// noFreeBurstRate: from each publication P (New or Reconfigure), the units
+// granted at instants in [P, t] must stay within
+//
+//	min(carried + raise, limit) + Allowance(p, P, t)
+//
+// where carried bounds what was available just before P: the lesser of
+// what the limiter's own Snapshot said and what the previous publication's
+// bound leaves (so that a Snapshot that overstates cannot lend a free
+// burst credibility), raise is the rise of the limit when RaiseFreesUnits,
+// and the whole is capped at the new limit: nothing more than the limit is
+// ever available at once. A Reconfigure that refills, resets a window,
+// forgets consumption or keeps more than a lowered limit shows up as a
+// grant beyond that bound.
+//
+// Besides, after every step, Snapshot must report the kind, the limit in
+// force and an Available within [0, limit] and within the bound; a probe
+// takes exactly Snapshot().Available (granted) and one more (refused); a
+// refusal above the limit says HintNever, any other HintAt after now, and
+// a retry at that RetryAt succeeds; a grant cancelled at once gives back
+// exactly what it took; and callers arriving with an earlier now than one
+// already seen are granted nothing beyond the same bound (the strict
+// side).
 func noFreeBurstRate(rt *rapid.T, h LimiterHarness) {
 	caps := h.Capabilities()
 	paramsOf := func(alt bool, limit int64) spi.Params {
@@ -268,9 +237,30 @@ func noFreeBurstRate(rt *rapid.T, h LimiterHarness) {
 	now := start
 	l := newLimiter(rt, h, p, now)
 	pubAt, base, since := now, limit, int64(0)
+	bound := func() int64 { return base + caps.Allowance(p, pubAt, now) }
+	// granted counts a grant of n units made at at (at most now).
+	granted := func(n int64, at time.Time, what string) {
+		since += n
+		if b := bound(); since > b {
+			rt.Fatalf("free burst: %d units granted in [%v, %v] after publishing %v (the last, %s, at %v), bound %d",
+				since, instant(pubAt), instant(now), p, what, instant(at), b)
+		}
+	}
+	acquire := func(n int64, at time.Time, what string) spi.Decision {
+		d := l.TryAcquire(at, n)
+		switch {
+		case d.Granted:
+			granted(n, at, what)
+		case n > limit && d.Hint != spi.HintNever:
+			rt.Fatalf("at %v, %s of %d units above the limit %d was refused with %+v, want HintNever", instant(at), what, n, limit, d)
+		case n <= limit && (d.Hint != spi.HintAt || !d.RetryAt.After(at)):
+			rt.Fatalf("at %v, %s of %d units (limit %d) was refused with %+v, want HintAt after it", instant(at), what, n, limit, d)
+		}
+		return d
+	}
 	steps := rapid.IntRange(1, 40).Draw(rt, "steps")
 	for range steps {
-		switch rapid.IntRange(0, 2).Draw(rt, "op") {
+		switch rapid.IntRange(0, 6).Draw(rt, "op") {
 		case 0:
 			quarters := rapid.Int64Range(0, 12).Draw(rt, "advance")
 			jitter := rapid.Int64Range(-1, 1).Draw(rt, "jitter")
@@ -278,17 +268,44 @@ func noFreeBurstRate(rt *rapid.T, h LimiterHarness) {
 			if d > 0 {
 				now = now.Add(d)
 			}
-		case 1:
+		case 1, 2:
 			n := rapid.Int64Range(1, 3).Draw(rt, "acquire")
-			if l.TryAcquire(now, n).Granted {
-				since += n
-				bound := base + caps.Allowance(p, pubAt, now)
-				if since > bound {
-					rt.Fatalf("free burst: %d units granted in [%v, %v] after publishing %v, bound %d",
-						since, instant(pubAt), instant(now), p, bound)
+			d := acquire(n, now, "TryAcquire")
+			if d.Hint == spi.HintAt && rapid.Bool().Draw(rt, "retryAtHint") {
+				now = d.RetryAt
+				if !l.TryAcquire(now, n).Granted {
+					rt.Fatalf("TryAcquire(%d) hinted %v, but a retry then failed: the hint is early", n, instant(now))
 				}
+				granted(n, now, "retry at the hint")
 			}
-		case 2:
+		case 3:
+			// A caller that read the clock earlier arrives late.
+			late := time.Duration(rapid.Int64Range(1, int64(caps.Tick)).Draw(rt, "late"))
+			at := now.Add(-late)
+			if at.Before(start) {
+				at = start
+			}
+			acquire(rapid.Int64Range(1, 3).Draw(rt, "lateAcquire"), at, "a late TryAcquire")
+		case 4:
+			// A grant undone at once, as across several limiters.
+			n := rapid.Int64Range(1, 3).Draw(rt, "acquireCancel")
+			if d := acquire(n, now, "TryAcquire then Cancel"); d.Granted {
+				l.Cancel(now, n)
+				since -= n
+			}
+		case 5:
+			// Snapshot().Available is exactly what can be taken.
+			s := l.Snapshot(now)
+			if s.Available > 0 {
+				if !l.TryAcquire(now, s.Available).Granted {
+					rt.Fatalf("at %v, Snapshot().Available = %d but TryAcquire of that many was refused", instant(now), s.Available)
+				}
+				granted(s.Available, now, "Snapshot().Available")
+			}
+			if l.TryAcquire(now, 1).Granted {
+				rt.Fatalf("at %v, Snapshot().Available = %d but one more unit was granted", instant(now), s.Available)
+			}
+		case 6:
 			if !caps.ReconfigureLimit {
 				continue
 			}
@@ -296,13 +313,21 @@ func noFreeBurstRate(rt *rapid.T, h LimiterHarness) {
 			if caps.AltParams != nil && rapid.Bool().Draw(rt, "switchCadence") {
 				alt = !alt
 			}
-			carried := max(l.Snapshot(now).Available, 0)
+			carried := min(max(l.Snapshot(now).Available, 0), bound()-since)
 			if caps.RaiseFreesUnits && newLimit > limit {
 				carried += newLimit - limit
 			}
 			limit, p = newLimit, paramsOf(alt, newLimit)
 			reconfigure(rt, l, p, now)
-			pubAt, base, since = now, carried, 0
+			pubAt, base, since = now, min(carried, limit), 0
+		}
+		s := l.Snapshot(now)
+		if s.Kind != h.Kind().Name() || s.Limit != limit || s.Available < 0 || s.Available > limit || s.InUse < 0 {
+			rt.Fatalf("at %v, Snapshot() = %+v, want Kind %q, Limit %d, Available in [0, %d], InUse >= 0", instant(now), s, h.Kind().Name(), limit, limit)
+		}
+		if b := bound() - since; s.Available > b {
+			rt.Fatalf("at %v, Snapshot().Available = %d, but at most %d units can be available since the publication of %v at %v",
+				instant(now), s.Available, b, p, instant(pubAt))
 		}
 	}
 }
@@ -467,19 +492,23 @@ func checkCountersBackToZero(t tb, h LimiterHarness) {
 // checkSnapshotConsistent proves that Snapshot tells the truth: Kind and
 // Limit match the configuration, InUse is what is held (concurrency), and
 // Available is exactly what TryAcquire can take at that instant, no more
-// and no less.
+// and no less; and that it still does after Reconfigure lowers, raises or
+// (rate kinds with AltParams) re-cadences the limiter.
 func checkSnapshotConsistent(t tb, h LimiterHarness) {
 	caps := h.Capabilities()
 	const limit = 5
 	if caps.Class == spi.ClassConcurrency {
 		var zero time.Time
 		l := newLimiter(t, h, caps.Params(limit), zero)
-		for held := int64(0); held <= limit; held++ {
-			s := l.Snapshot(zero)
-			want := spi.Snapshot{Kind: h.Kind().Name(), Limit: limit, InUse: held, Available: limit - held}
-			if s != want {
-				t.Errorf("with %d held, Snapshot() = %+v, want %+v", held, s, want)
+		expect := func(limit, held int64, when string) {
+			t.Helper()
+			want := spi.Snapshot{Kind: h.Kind().Name(), Limit: limit, InUse: held, Available: max(limit-held, 0)}
+			if s := l.Snapshot(zero); s != want {
+				t.Errorf("%s, Snapshot() = %+v, want %+v", when, s, want)
 			}
+		}
+		for held := int64(0); held <= limit; held++ {
+			expect(limit, held, fmt.Sprintf("with %d held", held))
 			if held < limit && !l.TryAcquire(zero, 1).Granted {
 				t.Fatalf("refused a unit with %d held, limit %d", held, limit)
 			}
@@ -487,28 +516,78 @@ func checkSnapshotConsistent(t tb, h LimiterHarness) {
 		if l.TryAcquire(zero, 1).Granted {
 			t.Errorf("granted a unit above the limit")
 		}
-		l.Release(zero, limit)
+		l.Release(zero, limit-3)
+		if !caps.ReconfigureLimit {
+			l.Release(zero, 3)
+			return
+		}
+		// With 3 held: raise, shrink below the held units, release.
+		reconfigure(t, l, caps.Params(7), zero)
+		expect(7, 3, "with 3 held after a raise to 7")
+		reconfigure(t, l, caps.Params(2), zero)
+		expect(2, 3, "with 3 held after a shrink to 2")
+		l.Release(zero, 2)
+		expect(2, 1, "with 1 held after a shrink to 2")
+		if !l.TryAcquire(zero, 1).Granted {
+			t.Fatalf("refused a unit with 1 held, limit 2")
+		}
+		expect(2, 2, "with 2 held after a shrink to 2")
+		l.Release(zero, 2)
+		expect(2, 0, "with nothing held after a shrink to 2")
 		return
 	}
 	l := newLimiter(t, h, caps.Params(limit), start)
+	// exact checks Snapshot at now against the limit in force, then takes
+	// exactly Snapshot().Available.
+	exact := func(now time.Time, limit int64, when string) {
+		t.Helper()
+		s := l.Snapshot(now)
+		if s.Kind != h.Kind().Name() || s.Limit != limit || s.Available < 0 || s.Available > limit {
+			t.Errorf("at %v%s, Snapshot() = %+v, want Kind %q, Limit %d, Available in [0, %d]",
+				instant(now), when, s, h.Kind().Name(), limit, limit)
+			return
+		}
+		if s.Available > 0 && !l.TryAcquire(now, s.Available).Granted {
+			t.Errorf("at %v%s, Snapshot().Available = %d but TryAcquire of that many was refused", instant(now), when, s.Available)
+		}
+		if l.TryAcquire(now, 1).Granted {
+			t.Errorf("at %v%s, Snapshot().Available = %d but one more unit was granted", instant(now), when, s.Available)
+		}
+		if s := l.Snapshot(now); s.Available != 0 {
+			t.Errorf("at %v%s, after taking everything, Snapshot().Available = %d, want 0", instant(now), when, s.Available)
+		}
+	}
 	for _, q := range []time.Duration{0, 1, 3, 4, 6, 13} {
 		now := start.Add(caps.Tick * q / 4)
 		l.TryAcquire(now, 1)
-		s := l.Snapshot(now)
-		if s.Kind != h.Kind().Name() || s.Limit != limit || s.Available < 0 || s.Available > limit {
-			t.Errorf("at %v, Snapshot() = %+v, want Kind %q, Limit %d, Available in [0, %d]",
-				instant(now), s, h.Kind().Name(), limit, limit)
+		exact(now, limit, "")
+	}
+	if !caps.ReconfigureLimit {
+		return
+	}
+	// Lower, raise, and change the cadence, each at an instant of its own,
+	// then check again a little later under the new parameters.
+	changes := []struct {
+		limit int64
+		alt   bool
+	}{{3, false}, {7, false}, {4, true}, {6, false}}
+	now := start.Add(caps.Tick * 13 / 4)
+	for _, c := range changes {
+		if c.alt && caps.AltParams == nil {
 			continue
 		}
-		if s.Available > 0 && !l.TryAcquire(now, s.Available).Granted {
-			t.Errorf("at %v, Snapshot().Available = %d but TryAcquire of that many was refused", instant(now), s.Available)
+		p := caps.Params(c.limit)
+		if c.alt {
+			p = caps.AltParams(c.limit)
 		}
-		if l.TryAcquire(now, 1).Granted {
-			t.Errorf("at %v, Snapshot().Available = %d but one more unit was granted", instant(now), s.Available)
+		now = now.Add(caps.Tick * 3 / 4)
+		reconfigure(t, l, p, now)
+		when := fmt.Sprintf(" after Reconfigure(%v)", p)
+		exact(now, c.limit, when)
+		for _, q := range []time.Duration{2, 5, 11} {
+			exact(now.Add(caps.Tick*q/4), c.limit, when)
 		}
-		if s := l.Snapshot(now); s.Available != 0 {
-			t.Errorf("at %v, after taking everything, Snapshot().Available = %d, want 0", instant(now), s.Available)
-		}
+		now = now.Add(caps.Tick * 11 / 4)
 	}
 }
 

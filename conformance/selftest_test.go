@@ -24,8 +24,27 @@ func TestMain(m *testing.M) {
 // runRecorded runs every check against h with CheckLimiter and returns
 // the names of the checks that failed, with what each logged.
 func runRecorded(h LimiterHarness) (failed []string, logs map[string][]string) {
+	return failures(CheckLimiter("selftest", func() (LimiterHarness, error) { return h, nil }))
+}
+
+// racingChecks are the checks that race goroutines for up to seconds on a
+// correct limiter (see race.go).
+var racingChecks = []string{"NeverAboveLimitConcurrently", "GrantsRespectLimitInForce"}
+
+// runRecordedFor runs against h, as CheckLimiter does, every check but the
+// racing ones, and the racing one want if it is one.
+func runRecordedFor(h LimiterHarness, want string) (failed []string, logs map[string][]string) {
+	var checks []limiterCheck
+	for _, c := range limiterChecks {
+		if c.name == want || !slices.Contains(racingChecks, c.name) {
+			checks = append(checks, c)
+		}
+	}
+	return failures(checkAll("selftest", checks, func() (LimiterHarness, error) { return h, nil }, validateHarness))
+}
+
+func failures(r Report) (failed []string, logs map[string][]string) {
 	logs = map[string][]string{}
-	r := CheckLimiter("selftest", func() (LimiterHarness, error) { return h, nil })
 	for _, c := range r.Checks {
 		if c.Outcome == Failed {
 			failed = append(failed, c.Name)
@@ -58,35 +77,85 @@ func TestRecorderPassesCorrectFakes(t *testing.T) {
 	}
 }
 
+// brokenLimiters are the deliberately broken limiters of the self-test,
+// each with the check that must catch it. The racy ones (a race decides
+// whether the fault shows) run racyRuns times, and the suite must fail
+// every run: it must not need -race or scheduling luck to catch them.
+var brokenLimiters = []struct {
+	name    string
+	harness LimiterHarness
+	want    string // the check that must fail
+	racy    bool
+}{
+	{"check-then-increment overshoot", semHarness(semFaults{overshoot: true}), "NeverAboveLimitConcurrently", true},
+	{"check-then-increment overshoot, nothing between", semHarness(semFaults{tightOvershoot: true}), "NeverAboveLimitConcurrently", true},
+	{"limit and held in separate atomics, limit read once", semHarness(semFaults{staleLimit: true}), "GrantsRespectLimitInForce", true},
+	{"limit and held in separate atomics, limit read per attempt", semHarness(semFaults{staleLimitPerAttempt: true}), "GrantsRespectLimitInForce", true},
+	{"release as a load and a store", semHarness(semFaults{lostRelease: true}), "NeverAboveLimitConcurrently", true},
+	{"double release credited twice", semHarness(semFaults{doubleCredit: true}), "ExactlyOnceRelease", false},
+	{"held units revoked on shrink", semHarness(semFaults{revoke: true}), "ShrinkNeverRevokes", false},
+	{"snapshot that lies", semHarness(semFaults{lyingSnap: true}), "SnapshotConsistent", false},
+	{"snapshot stale after reconfigure (concurrency)", semHarness(semFaults{staleSnap: true}), "SnapshotConsistent", false},
+	{"snapshot stale after reconfigure (concurrency, property)", semHarness(semFaults{staleSnap: true}), "NoFreeBurst", false},
+	{"HintNever from the limit given to New", semHarness(semFaults{staleHint: true}), "NoFreeBurst", false},
+	{"free burst after reconfigure", bucketHarness(bucketFaults{freeBurst: true}), "NoFreeBurst", false},
+	{"lowered capacity not clamped", bucketHarness(bucketFaults{noClampOnLower: true}), "NoFreeBurst", false},
+	{"refill on capacity raise", bucketHarness(bucketFaults{refillOnRaise: true}), "RaiseNeverRefills", false},
+	{"refill on capacity raise (property)", bucketHarness(bucketFaults{refillOnRaise: true}), "NoFreeBurst", false},
+	{"snapshot stale after reconfigure (rate)", bucketHarness(bucketFaults{staleSnap: true}), "SnapshotConsistent", false},
+	{"snapshot stale after reconfigure (rate, property)", bucketHarness(bucketFaults{staleSnap: true}), "NoFreeBurst", false},
+	{"retry hint 1ns early", bucketHarness(bucketFaults{earlyHint: true}), "RetryHints", false},
+	{"retry hint one period late", bucketHarness(bucketFaults{lateHint: true}), "RetryHints", false},
+	{"retry hint from the period given to New", bucketHarness(bucketFaults{staleHintPeriod: true}), "NoFreeBurst", false},
+	{"cadence change credits past boundaries", bucketHarness(bucketFaults{keepPhaseOnCadence: true}), "NoFreeBurst", false},
+	{"late caller rewinds the credited boundaries", bucketHarness(bucketFaults{lateRewinds: true}), "NoFreeBurst", false},
+	{"cancel credits one token more", bucketHarness(bucketFaults{cancelOvercredit: true}), "NoFreeBurst", false},
+	{"check-then-decrement overdraw", bucketHarness(bucketFaults{overshoot: true}), "NeverAboveLimitConcurrently", true},
+	{"check-then-decrement overdraw, nothing between", bucketHarness(bucketFaults{tightOvershoot: true}), "NeverAboveLimitConcurrently", true},
+	{"double cancel credited twice", bucketHarness(bucketFaults{doubleCancel: true}), "ExactlyOnceRelease", false},
+}
+
+// racyRuns is how many times the self-test runs a racy broken limiter.
+const racyRuns = 20
+
 // TestBrokenLimitersFail proves that the suite catches each deliberately
-// broken limiter, and names the check that should catch it.
+// broken limiter, and names the check that should catch it. Every check
+// runs once on each, except that the racing checks, which race for up to
+// seconds on a correct path, run only on the broken limiters they must
+// catch; a racy one then runs the check that must catch it racyRuns-1 more
+// times, and each run must fail.
 func TestBrokenLimitersFail(t *testing.T) {
-	tests := []struct {
-		name    string
-		harness LimiterHarness
-		want    string // the check that must fail
-	}{
-		{"check-then-increment overshoot", semHarness(semFaults{overshoot: true}), "NeverAboveLimitConcurrently"},
-		{"double release credited twice", semHarness(semFaults{doubleCredit: true}), "ExactlyOnceRelease"},
-		{"held units revoked on shrink", semHarness(semFaults{revoke: true}), "ShrinkNeverRevokes"},
-		{"snapshot that lies", semHarness(semFaults{lyingSnap: true}), "SnapshotConsistent"},
-		{"free burst after reconfigure", bucketHarness(bucketFaults{freeBurst: true}), "NoFreeBurst"},
-		{"refill on capacity raise", bucketHarness(bucketFaults{refillOnRaise: true}), "RaiseNeverRefills"},
-		{"refill on capacity raise (property)", bucketHarness(bucketFaults{refillOnRaise: true}), "NoFreeBurst"},
-		{"retry hint 1ns early", bucketHarness(bucketFaults{earlyHint: true}), "RetryHints"},
-		{"retry hint one period late", bucketHarness(bucketFaults{lateHint: true}), "RetryHints"},
-		{"check-then-decrement overdraw", bucketHarness(bucketFaults{overshoot: true}), "NeverAboveLimitConcurrently"},
-		{"double cancel credited twice", bucketHarness(bucketFaults{doubleCancel: true}), "ExactlyOnceRelease"},
-	}
-	for _, tt := range tests {
+	for _, tt := range brokenLimiters {
 		t.Run(tt.name, func(t *testing.T) {
-			failed, logs := runRecorded(tt.harness)
+			failed, logs := runRecordedFor(tt.harness, tt.want)
 			require.NotEmpty(t, failed, "the suite passed a broken limiter")
 			assert.Contains(t, failed, tt.want, "failed checks: %v", failed)
 			for _, name := range failed {
 				t.Logf("%s failed:\n  %s", name, strings.Join(logs[name][:min(len(logs[name]), 3)], "\n  "))
 			}
-			assert.True(t, slices.Contains(failed, tt.want))
+			if !tt.racy {
+				return
+			}
+			caught := 1
+			if !slices.Contains(failed, tt.want) {
+				caught = 0
+			}
+			for range racyRuns - 1 {
+				if r := runOneRecorded(tt.harness, tt.want); r.Outcome == Failed {
+					caught++
+				} else {
+					t.Logf("%s passed once: %s", tt.want, strings.Join(r.Log, "\n  "))
+				}
+			}
+			assert.Equal(t, racyRuns, caught, "%s caught the race in %d of %d runs", tt.want, caught, racyRuns)
 		})
 	}
+}
+
+// runOneRecorded runs the check named name against h, as CheckLimiter
+// does.
+func runOneRecorded(h LimiterHarness, name string) CheckResult {
+	i := slices.IndexFunc(limiterChecks, func(c limiterCheck) bool { return c.name == name })
+	r := checkAll("selftest", limiterChecks[i:i+1], func() (LimiterHarness, error) { return h, nil }, validateHarness)
+	return r.Checks[0]
 }

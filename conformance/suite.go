@@ -42,6 +42,7 @@ type limiterCheck = check[LimiterHarness]
 // limiterChecks lists the checks in the order they run.
 var limiterChecks = []limiterCheck{
 	{"NeverAboveLimitConcurrently", checkNeverAboveLimitConcurrently},
+	{"GrantsRespectLimitInForce", checkGrantsRespectLimitInForce},
 	{"NoFreeBurst", checkNoFreeBurst},
 	{"RaiseNeverRefills", checkRaiseNeverRefills},
 	{"ShrinkNeverRevokes", checkShrinkNeverRevokes},
