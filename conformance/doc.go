@@ -12,6 +12,8 @@
 // same for spi.EndpointPolicy, with a harness whose policies read a fake
 // clock the suite advances. Every limiter check uses explicit time
 // only: it builds limiters at a fixed start instant and advances the time it
-// passes to them itself, so runs are deterministic (apart from the
-// interleavings of the concurrent checks, which run under -race).
+// passes to them itself, so runs are deterministic, apart from the
+// interleavings of the two racing checks. Those are sound (they never fail
+// a linearizable limiter, whatever the scheduling) and catch check-then-act
+// races and lost updates without -race: see race.go.
 package conformance
