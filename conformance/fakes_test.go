@@ -245,6 +245,9 @@ type bucketFaults struct {
 	// boundaries credited, so a faster cadence credits at once every
 	// boundary it would have had since the origin.
 	keepPhaseOnCadence bool
+	// refusalConsumes: a refused TryAcquire still takes a token when
+	// there is one (the bucket counts attempts, not grants).
+	refusalConsumes bool
 	// lateRewinds: a caller with an earlier now than one already seen
 	// moves the credited boundaries back, and the next on-time caller is
 	// credited them again.
@@ -315,6 +318,9 @@ func (b *bucket) TryAcquire(now time.Time, n int64) spi.Decision {
 	periods := (n - b.tokens + b.rate - 1) / b.rate
 	if b.f.lateHint {
 		periods++
+	}
+	if b.f.refusalConsumes && b.tokens > 0 {
+		defer func() { b.tokens-- }()
 	}
 	period := b.period
 	if b.f.staleHintPeriod {

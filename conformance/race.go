@@ -29,7 +29,8 @@ import (
 //     a check-then-act, a lost update or a stale read, if the victim was
 //     suspended between the check and the act. A duel keeps going until it
 //     has witnessed raceWitnesses such interleavings or found a violation
-//     (up to raceMaxTime).
+//     (after raceMaxTime, half as many will do, and fewer than an eighth
+//     stop it; raceHardTime at most).
 //   - The crowd phases, eight goroutines that yield, add the broad
 //     interleavings of many callers for crowdBudget.
 //
@@ -41,10 +42,13 @@ const (
 	// raceWitnesses is how many exposing interleavings a duel witnesses
 	// before it concludes that the limiter has no race of its kind.
 	raceWitnesses = 64
-	// raceMaxTime bounds a duel that cannot witness raceWitnesses
-	// interleavings (a limiter across a process boundary, a platform
-	// without interrupts, a starved machine).
-	raceMaxTime = 2 * time.Second
+	// A duel that has not witnessed raceWitnesses interleavings after
+	// raceMaxTime (a starved machine, a limiter across a process boundary,
+	// a platform without interrupts) stops once it has witnessed half as
+	// many, or at once if it witnessed fewer than an eighth (more time
+	// would not help much), and in any case after raceHardTime.
+	raceMaxTime  = 2 * time.Second
+	raceHardTime = 6 * time.Second
 	// crowdBudget is the wall-clock time a crowd phase races.
 	crowdBudget = 200 * time.Millisecond
 	// duelRound is how many attempts a duel makes between two checks of
@@ -455,9 +459,9 @@ func crowdPhase(t tb, h LimiterHarness, reconfiguring bool) bool {
 }
 
 // duel runs rounds of a victim and a driver until a violation, or until
-// the driver has witnessed raceWitnesses exposing interleavings (or
-// raceMaxTime has passed), checking the quiet limiter's accounting after
-// each round, and logs what it saw. victim is the victim's loop body; it
+// the driver has witnessed enough exposing interleavings (see
+// raceWitnesses), checking the quiet limiter's accounting after each
+// round, and logs what it saw. victimBody is the victim's loop body; it
 // runs until the driver's duelRound attempts of attempt are done.
 func (r *racer) duel(t tb, phase string, victimBody func(), attempt func(i int)) bool {
 	t.Helper()
@@ -465,9 +469,12 @@ func (r *racer) duel(t tb, phase string, victimBody func(), attempt func(i int))
 		t.Logf("%s: GOMAXPROCS is 1: the victim and the driver cannot run at once, and the race is explored far less", phase)
 	}
 	began := time.Now()
-	deadline := began.Add(raceMaxTime)
+	enough := func() bool {
+		w, d := r.witnessed.Load(), time.Since(began)
+		return w >= raceWitnesses || d >= raceMaxTime && (w >= raceWitnesses/2 || w < raceWitnesses/8) || d >= raceHardTime
+	}
 	rounds := 0
-	raceFor(raceMaxTime, 1, func(int) bool {
+	raceFor(raceHardTime, 1, func(int) bool {
 		var done atomic.Bool
 		entered := make(chan struct{})
 		victim := func() {
@@ -482,7 +489,7 @@ func (r *racer) duel(t tb, phase string, victimBody func(), attempt func(i int))
 			defer done.Store(true)
 			<-entered
 			for i := range duelRound {
-				if r.stop() || i%16 == 0 && !time.Now().Before(deadline) {
+				if r.stop() || i%16 == 0 && enough() {
 					return
 				}
 				attempt(rounds*duelRound + i)
@@ -491,16 +498,16 @@ func (r *racer) duel(t tb, phase string, victimBody func(), attempt func(i int))
 		r.run(victim, driver)
 		r.settle()
 		rounds++
-		return !r.stop() && r.witnessed.Load() < raceWitnesses
+		return !r.stop() && !enough()
 	})
 	if !r.report(t, phase) {
 		return false
 	}
 	w := r.witnessed.Load()
 	t.Logf("%s: %d attempts in %v witnessed %d exposing interleavings", phase, rounds*duelRound, time.Since(began).Round(time.Millisecond), w)
-	if w < raceWitnesses {
-		t.Logf("%s: fewer than %d interleavings witnessed within %v: the race was explored less than intended (interrupts available: %v)",
-			phase, raceWitnesses, raceMaxTime, canInterrupt)
+	if w < raceWitnesses/2 {
+		t.Logf("%s: fewer than %d interleavings witnessed: the race was explored less than intended (interrupts available: %v)",
+			phase, raceWitnesses/2, canInterrupt)
 	}
 	return true
 }
