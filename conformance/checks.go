@@ -237,6 +237,7 @@ func noFreeBurstRate(rt *rapid.T, h LimiterHarness) {
 	now := start
 	l := newLimiter(rt, h, p, now)
 	pubAt, base, since := now, limit, int64(0)
+	switched := false // a cadence change happened: see case 6
 	bound := func() int64 { return base + caps.Allowance(p, pubAt, now) }
 	// granted counts a grant of n units made at at (at most now).
 	granted := func(n int64, at time.Time, what string) {
@@ -312,8 +313,18 @@ func noFreeBurstRate(rt *rapid.T, h LimiterHarness) {
 			newLimit := rapid.Int64Range(1, 8).Draw(rt, "reconfigure")
 			if caps.AltParams != nil && rapid.Bool().Draw(rt, "switchCadence") {
 				alt = !alt
+				switched = true
 			}
-			carried := min(max(l.Snapshot(now).Available, 0), bound()-since)
+			// Once a cadence change has turned usage into a barrier,
+			// what is in use may be freed at the barrier's natural
+			// expiry, which no Allowance of the new parameters
+			// counts: what was available then includes it.
+			pre := l.Snapshot(now)
+			avail := max(pre.Available, 0)
+			if switched {
+				avail += max(pre.InUse, 0)
+			}
+			carried := min(avail, bound()-since)
 			if caps.RaiseFreesUnits && newLimit > limit {
 				carried += newLimit - limit
 			}
