@@ -100,7 +100,7 @@ func ExamplePermit_Admit_queued() {
 	k, _ := kernel.New(kernel.Config{Catalog: cat.Build()})
 	_, _ = k.Enable(kernel.Options{
 		Global: kernel.Rule{Limits: []spi.Spec{concurrency.Spec(1)}},
-		Queue:  kernel.QueuePolicy{MaxQueuedCalls: 10, MaxQueuedBytes: 1 << 20, MaxQueueDelay: time.Second},
+		Queue:  kernel.QueuePolicy{MaxQueuedCalls: 10, MaxQueuedBytes: 1 << 20, MaxQueueDelay: time.Minute},
 	})
 	var holder kernel.Permit
 	k.Capture(&holder)
