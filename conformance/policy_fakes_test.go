@@ -3,6 +3,7 @@ package conformance
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicerpc/sluice/spi"
@@ -25,6 +26,13 @@ type boundPolicy struct {
 	f     boundFaults
 	limit int
 
+	// window counts racy callers between their check and their act, and
+	// inside those in TryAcquire at all: a racy caller yields after its
+	// check and, while another caller is inside, waits there until that
+	// one has checked too (at most a second), so the check-then-act
+	// overlaps by construction rather than by scheduling luck.
+	window, inside atomic.Int64
+
 	mu       sync.Mutex
 	next     uint64
 	held     map[string]int
@@ -38,13 +46,20 @@ func newBoundPolicy(f boundFaults, limit int) *boundPolicy {
 
 func (p *boundPolicy) TryAcquire(endpoint, _ string) spi.EndpointDecision {
 	if p.f.racy {
+		p.inside.Add(1)
+		defer p.inside.Add(-1)
 		p.mu.Lock()
 		n := p.held[endpoint]
 		p.mu.Unlock()
 		if n >= p.limit {
 			return spi.EndpointDecision{}
 		}
+		p.window.Add(1)
+		defer p.window.Add(-1)
 		runtime.Gosched()
+		for deadline := time.Now().Add(time.Second); p.inside.Load() > 1 && p.window.Load() < 2 && time.Now().Before(deadline); {
+			runtime.Gosched()
+		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
