@@ -45,7 +45,8 @@ func (c Class) String() string {
 // ignores it. The caller reads one clock, but concurrent callers can reach
 // a rate limiter with slightly out-of-order times: a rate limiter must then
 // stay on the strict side (for example count a late caller in the current
-// window, and ignore its Cancel), never grant more because of it.
+// window), never grant more because of it. A Cancel always carries the
+// instant of its grant, which may be well before the limiter's latest call.
 type Limiter interface {
 	// TryAcquire takes n units now if the configuration allows it. It
 	// never blocks. A refusal consumes nothing and carries a hint.
@@ -58,13 +59,18 @@ type Limiter interface {
 	Release(now time.Time, n int64)
 
 	// Cancel gives back n units that were granted but never used, as if
-	// TryAcquire had refused. Callers use it to undo an all-or-nothing
-	// acquisition across several limiters, at the same instant as the
-	// grant, and for a request that was granted but refused by a later
-	// step before it ran (then now can be later than the grant). A rate
-	// limiter restores the quota only as far as the grant's absence would
-	// have left it at now: never above its capacity, never into a window
-	// or period that has already passed (then it ignores the Cancel). A
+	// TryAcquire had refused them. now is always the instant of the grant
+	// (the now its TryAcquire was given), so that a rate limiter can tell
+	// which window or period counted the units. Callers use it to undo an
+	// all-or-nothing acquisition across several limiters, at once, and
+	// for a request that was granted but refused by a later step before
+	// it ran: then the Cancel arrives late, after calls at later instants,
+	// still with the grant's now. A rate limiter gives back only what the
+	// grant's absence would have left it holding from then on, and
+	// never more: nothing once the window or period that counted the units
+	// has passed, nothing once the limiter has been full (at its capacity)
+	// since the grant, nothing above its capacity; when it cannot tell,
+	// it gives back less or nothing (too strict, never loose). A
 	// concurrency limiter behaves as Release.
 	Cancel(now time.Time, n int64)
 
