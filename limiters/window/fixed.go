@@ -232,10 +232,19 @@ func (f *Fixed) TryAcquire(now time.Time, n int64) spi.Decision {
 // Release is a no-op: taken quota stays taken.
 func (*Fixed) Release(time.Time, int64) {}
 
-// Cancel gives back n units granted at the same instant: the current
-// window's count falls by n, never below 0. If the window has moved on since
-// (or the caller is behind it), or the limiter is sealed, Cancel does
-// nothing: the units stay counted, which is only stricter. n < 0 panics.
+// Cancel gives back n units granted at now (spi.Limiter.Cancel: now is the
+// grant's instant, also when the Cancel comes late): if now lies in the
+// current window, its count falls by n, never below 0. If the window has
+// moved on since (or the grant was counted in a later window, its caller
+// being behind it), or the limiter is sealed, Cancel does nothing: the
+// units stay counted, which is only stricter; giving them back to a later
+// window would lend it quota it never had. So does a Cancel of a grant
+// made before a window-length change: its window may have ended before the
+// change (and its units with it), or they may be in the barrier the change
+// made, which this cannot tell. At the change's instant a Cancel applies:
+// a grant made then by the predecessor is in a barrier that lasts at least
+// as long as the new window, so taking the units from the new count
+// instead frees nothing the grant's absence would not have. n < 0 panics.
 func (f *Fixed) Cancel(now time.Time, n int64) {
 	if n <= 0 {
 		if n == 0 {
@@ -254,8 +263,8 @@ func (f *Fixed) Cancel(now time.Time, n int64) {
 			continue
 		}
 		count, win := c.decode(w)
-		if k, _ := c.grid.locate(now); win != k {
-			return
+		if k, before := c.grid.locate(now); before || win != k {
+			return // counted in a window that has passed
 		}
 		next := max(count-n, 0)
 		if next == count || c.word.CompareAndSwap(w, packFixed(next, win)) {

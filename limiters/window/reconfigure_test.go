@@ -368,3 +368,25 @@ func TestReconfigureDoesNotRetainParams(t *testing.T) {
 	p["permitLimit"] = 1
 	requireSnapshot(t, f, 0, window.FixedKindName, 5, 0, 5)
 }
+
+// A Cancel of a grant made before a window-length change gives nothing
+// back: the grant's window may have ended before the change (its units
+// gone with it), and the new window must not be lent them.
+func TestCancelOfAGrantBeforeAWindowChangeGivesNothing(t *testing.T) {
+	t.Run("fixed", func(t *testing.T) {
+		l := window.NewFixed(1, 100*ms, at(0))
+		take(t, l, 0, 1)
+		reconfigure(t, l, 100*ms, window.FixedSpec(1, 300*ms)) // window 0 is over: no barrier
+		take(t, l, 100*ms, 1)
+		l.Cancel(at(0), 1) // the request granted at 0 was refused later
+		requireSnapshot(t, l, 100*ms, window.FixedKindName, 1, 1, 0)
+	})
+	t.Run("sliding", func(t *testing.T) {
+		l := window.NewSliding(1, 100*ms, 2, at(0))
+		take(t, l, 0, 1)
+		reconfigure(t, l, 100*ms, window.SlidingSpec(1, 300*ms, 3))
+		take(t, l, 100*ms, 1)
+		l.Cancel(at(0), 1)
+		requireSnapshot(t, l, 100*ms, window.SlidingKindName, 1, 1, 0)
+	})
+}

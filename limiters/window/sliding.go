@@ -190,10 +190,13 @@ func (c *slidingConfig) countOf(j, seg, cur int64) int64 {
 // Release is a no-op: taken quota stays taken.
 func (*Sliding) Release(time.Time, int64) {}
 
-// Cancel gives back n units granted at the same instant: the current
-// segment's count falls by n, never below 0. If the segment has moved on
-// since (or the caller is behind it), or the limiter is sealed, Cancel does
-// nothing: the units stay counted, which is only stricter. n < 0 panics.
+// Cancel gives back n units granted at now (spi.Limiter.Cancel: now is the
+// grant's instant, also when the Cancel comes late): if now lies in the
+// open segment, its count falls by n, never below 0. If the segment has
+// closed since (or the grant was counted in a later segment, its caller
+// being behind it), the grant came before a window or segments change
+// (see Fixed.Cancel), or the limiter is sealed, Cancel does nothing: the
+// units stay counted, which is only stricter. n < 0 panics.
 func (s *Sliding) Cancel(now time.Time, n int64) {
 	if n <= 0 {
 		if n == 0 {
@@ -212,8 +215,8 @@ func (s *Sliding) Cancel(now time.Time, n int64) {
 			runtime.Gosched()
 			continue
 		}
-		if k, _ := c.grid.locate(now); phase != phaseOpen || k != seg {
-			return
+		if k, before := c.grid.locate(now); before || phase != phaseOpen || k != seg {
+			return // counted in a segment that closed
 		}
 		slot := &c.slots[seg&c.mask]
 		v := slot.Load()
