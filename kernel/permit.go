@@ -31,6 +31,12 @@ type Permit struct {
 	entry *partEntry
 	own   route
 
+	// grantedAt is the instant the route was acquired (the now its rate
+	// limiters were given; zero for a route without rate limits): a rate
+	// Cancel of ReleaseUnused carries it, so that the limiter can tell
+	// which window or period counted the units.
+	grantedAt time.Time
+
 	// Refusal details, set before Admit returns a refusal.
 	reason  Reason
 	scope   string
@@ -58,7 +64,7 @@ func (p *Permit) capture(l Lease[*program]) {
 		l.Release()
 		panic("kernel: Capture into a permit that is in use (Release it first)")
 	}
-	p.lease, p.route, p.entry = l, nil, nil
+	p.lease, p.route, p.entry, p.grantedAt = l, nil, nil, time.Time{}
 	p.reason, p.scope, p.retryAt = ReasonNone, "", time.Time{}
 	p.status.Store(permitCaptured)
 }
@@ -191,6 +197,7 @@ func (p *Permit) tryAcquire(now time.Time, w *waiter) (refused *state, d spi.Dec
 		}
 		return st, d, wake
 	}
+	p.grantedAt = now
 	return nil, spi.Decision{}, wake
 }
 
@@ -253,7 +260,10 @@ func (p *Permit) Release() { p.release(false) }
 // refused by a later step of its server (call capacity, a draining
 // connection, a context that ended before its handler ran). It is Release,
 // and in addition gives back the rate quota the grant took, so that a
-// refused request consumes no quota anywhere. Quota that a rate algorithm
+// refused request consumes no quota anywhere. The quota goes back as of
+// the grant's instant (spi.Limiter.Cancel): a window that has ended since,
+// or a bucket that has been full since, takes nothing back, so a late
+// ReleaseUnused never adds quota to a later window. Quota that a rate algorithm
 // replacement has handed over since the grant stays counted in the new
 // algorithm (too strict for a moment, never too loose). On a permit that
 // is not granted it is Release. Release and ReleaseUnused share one
@@ -270,7 +280,7 @@ func (p *Permit) release(unused bool) {
 			if p.status.CompareAndSwap(s, permitReleased) {
 				k := p.lease.g.value.k
 				if unused {
-					p.cancelRate(k.clock.Now())
+					p.cancelRate()
 				}
 				p.releaseUnits()
 				if e := p.entry; e != nil {
@@ -300,12 +310,15 @@ func (p *Permit) release(unused bool) {
 	}
 }
 
-// cancelRate gives back the rate quota of a granted permit.
-func (p *Permit) cancelRate(now time.Time) {
+// cancelRate gives back the rate quota of a granted permit, at the
+// instant of its grant (spi.Limiter.Cancel): a limiter whose counting
+// window has passed since, or that has been full since, gives nothing
+// back, so that a late Cancel never lends the quota to a later window.
+func (p *Permit) cancelRate() {
 	r := p.route
 	for i := r.n - 1; i >= 0; i-- {
 		if st := r.states[i]; st.class == spi.ClassRate {
-			st.lim.Cancel(now, 1)
+			st.lim.Cancel(p.grantedAt, 1)
 		}
 	}
 }

@@ -141,7 +141,7 @@ func (p *Permit) Wait(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			// Granted while the caller gave up: give everything back,
 			// rate quota included (the request never ran).
-			p.cancelRate(k.clock.Now())
+			p.cancelRate()
 			p.releaseUnits()
 			p.end(ReasonNone)
 			return err
