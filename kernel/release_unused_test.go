@@ -2,10 +2,13 @@ package kernel_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/limiters/tokenbucket"
+	"github.com/sluicerpc/sluice/limiters/window"
 	"github.com/sluicerpc/sluice/spi"
 )
 
@@ -51,4 +54,59 @@ func TestReleaseUnusedIsExactlyOnceWithRelease(t *testing.T) {
 	require.True(t, f.k.Capture(&c))
 	c.ReleaseUnused()
 	require.Zero(t, f.k.Stats().LivePrograms-1)
+}
+
+// A ReleaseUnused that comes after the window that counted the grant has
+// ended gives nothing back: the next window is not lent the quota.
+func TestLateReleaseUnusedLendsNothingToTheNextWindow(t *testing.T) {
+	for _, spec := range []spi.Spec{
+		window.FixedSpec(3, time.Second),
+		window.SlidingSpec(3, time.Second, 4),
+	} {
+		t.Run(spec.Kind, func(t *testing.T) {
+			f := newClockedFixture(t)
+			f.enable(globalRate(spec))
+			late, err := f.admit(f.say) // granted, then refused by a later step
+			require.NoError(t, err)
+			require.Equal(t, 2, f.admitted(10))
+			f.clock.Advance(2 * time.Second) // a new window: 3 again
+			require.Equal(t, 3, f.admitted(10))
+			late.ReleaseUnused()
+			require.Zero(t, f.admitted(10), "the late give-back lent its unit to the next window")
+		})
+	}
+}
+
+// In the same window, ReleaseUnused gives the unit back at once.
+func TestReleaseUnusedInTheSameWindowGivesBack(t *testing.T) {
+	f := newClockedFixture(t)
+	f.enable(globalRate(window.FixedSpec(3, time.Second)))
+	p, err := f.admit(f.say)
+	require.NoError(t, err)
+	require.Equal(t, 2, f.admitted(10))
+	f.clock.Advance(500 * time.Millisecond)
+	p.ReleaseUnused()
+	require.Equal(t, 1, f.admitted(10))
+}
+
+// A token bucket that has been full since the grant gives nothing back:
+// the refill the grant's absence would have added was lost at capacity.
+func TestLateReleaseUnusedAfterTheBucketWasFullGivesNothing(t *testing.T) {
+	f := newClockedFixture(t)
+	f.enable(globalRate(tokenbucket.Spec(3, 3, time.Second)))
+	late, err := f.admit(f.say)
+	require.NoError(t, err)
+	f.clock.Advance(time.Second) // full again
+	require.Equal(t, 3, f.admitted(10))
+	late.ReleaseUnused()
+	require.Zero(t, f.admitted(10), "a bucket full since the grant took the unit back")
+
+	// Not full since: the unit comes back.
+	f.clock.Advance(time.Second)
+	p, err := f.admit(f.say)
+	require.NoError(t, err)
+	require.Equal(t, 2, f.admitted(10))
+	f.clock.Advance(100 * time.Millisecond)
+	p.ReleaseUnused()
+	require.Equal(t, 1, f.admitted(10))
 }

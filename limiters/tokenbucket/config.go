@@ -36,6 +36,17 @@ import (
 // C(e) - tokens(e) + n; refill needs no write at all.
 type config struct {
 	word atomic.Int64 // W, or frozen
+	// full is the latest offset (from origin; negative before it) at
+	// which the word was rewritten, or the bucket projected, within
+	// margin of the cap (see nearCap), or noFull. A grant made before
+	// it is not given back by a late Cancel (see Limiter.Cancel). It is
+	// raised before the word is rewritten, and a Cancel reads it after
+	// the word, so a Cancel that sees a rewrite sees its note.
+	full atomic.Int64
+	// maxN is the most units one TryAcquire has asked for (up to the
+	// limit, in either mode), raised before its rewrite: a rewrite that
+	// comes after a grant of n units reads maxN >= n.
+	maxN atomic.Int64
 
 	opts      Options
 	origin    time.Time
@@ -96,6 +107,8 @@ const (
 	// satMax is where saturating projections stop counting: far above any
 	// cap.
 	satMax = 1 << 62
+	// noFull is config.full before the bucket was ever at its cap.
+	noFull = math.MinInt64
 )
 
 // offset returns now - origin in ns, 0 if now is earlier.
@@ -105,6 +118,49 @@ func (c *config) offset(now time.Time) int64 {
 		return 0
 	}
 	return int64(d)
+}
+
+// since returns now - origin in ns, negative (saturating) if now is
+// earlier: the offset a Cancel's grant instant is compared with.
+func (c *config) since(now time.Time) int64 { return int64(now.Sub(c.origin)) }
+
+// margin is how close to the cap a bucket level must come for a grant
+// outstanding now to be denied its late Cancel: the most units one
+// request asked for, scaled.
+func (c *config) margin() int64 { return c.maxN.Load() * c.scale }
+
+// nearCap reports whether level x (scaled, before a rewrite at offset e)
+// lies within the margin of the cap: there, the bucket without an
+// outstanding grant of up to maxN units would have hit the cap and lost
+// refill, so giving that grant back later would be more than its absence
+// left.
+func (c *config) nearCap(x int64) bool { return x > c.capS-c.margin() }
+
+// raiseMaxN records a grant of n units.
+func (c *config) raiseMaxN(n int64) {
+	for {
+		m := c.maxN.Load()
+		if m >= n || c.maxN.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+
+// noteFull records that the bucket was near its cap at offset e.
+func (c *config) noteFull(e int64) {
+	for {
+		f := c.full.Load()
+		if f >= e || c.full.CompareAndSwap(f, e) {
+			return
+		}
+	}
+}
+
+// fullSince reports whether the bucket has been near its cap after the
+// instant now (a grant's).
+func (c *config) fullSince(now time.Time) bool {
+	f := c.full.Load()
+	return f != noFull && f > c.since(now)
 }
 
 // credit returns C(e) for 0 <= e <= eLimit (no overflow there).
@@ -159,15 +215,30 @@ func (c *config) solve(a, d int64) int64 {
 // later ones by refilling up to each segment's cap. It never writes and
 // never allocates.
 func (c *config) project(w, e int64) int64 {
-	x, t := -w, int64(0)
+	x, _ := c.projectNear(w, e, 0)
+	return x
+}
+
+// projectNear is project, and reports whether the bucket came within
+// margin of a cap on the way (at or before e).
+func (c *config) projectNear(w, e, margin int64) (x int64, near bool) {
+	x = -w
+	t := int64(0)
+	step := func(capS, r int64) {
+		y := addSat(x, r)
+		near = near || y > capS-margin
+		x = min(capS, y)
+	}
 	for _, s := range c.segs {
 		if e < s.end {
-			return min(s.capS, addSat(x, c.refill(t, e)))
+			step(s.capS, c.refill(t, e))
+			return x, near
 		}
-		x = min(s.capS, addSat(x, c.refill(t, s.end-1)))
+		step(s.capS, c.refill(t, s.end-1))
 		t = s.end - 1
 	}
-	return min(c.limitS, addSat(x, c.refill(t, e)))
+	step(c.limitS, c.refill(t, e))
+	return x, near
 }
 
 // earliest returns the earliest offset t >= e at which the bucket, holding
@@ -211,7 +282,7 @@ func (c *config) at(t int64) time.Time {
 // capacity; a cadence change restarts the period at e, otherwise the phase
 // is kept), then the inherited usage (consumed at e, and barriers).
 func (c *config) successor(w, e int64, o Options, inherited []entry, kind publication) *config {
-	x := c.project(w, e)
+	x, near := c.projectNear(w, e, c.margin())
 	var (
 		origin time.Time
 		e0     int64
@@ -237,7 +308,27 @@ func (c *config) successor(w, e int64, o Options, inherited []entry, kind public
 		num.Sub(num, sum.Mul(sum, big.NewInt(c.scale)))
 		entries = append(entries, inherited...)
 	}
-	return build(o, origin, e0, num, c.scale, entries, kind)
+	n := build(o, origin, e0, num, c.scale, entries, kind)
+	// The successor knows what c knew of the bucket near its cap, and
+	// that it was at e if it came near since c's last rewrite; no late
+	// Cancel crosses a publication (see Limiter.Cancel).
+	n.maxN.Store(c.maxN.Load())
+	full := int64(noFull)
+	if f := c.full.Load(); f != noFull {
+		full = f + int64(c.origin.Sub(n.origin))
+	}
+	switch {
+	case kind == published && n.nearCap(min(-n.word.Load(), n.capS)):
+		// It carried the bucket within the margin of the new cap: a
+		// grant the predecessor made at e, given back, would have been
+		// lost at that cap, and a grant of n at e cannot be told from
+		// it: a Cancel at e gives nothing back either.
+		full = max(full, e0+1)
+	case kind == published || near:
+		full = max(full, e0)
+	}
+	n.full.Store(full)
+	return n
 }
 
 // publication says why a config is built.
@@ -322,6 +413,7 @@ func build(o Options, origin time.Time, e0 int64, num *big.Int, den int64, entri
 		c.eLimit = min(c.eLimit, c.segs[0].end-1)
 	}
 	w := -tokens.Int64()
+	c.full.Store(noFull)
 	if kind == published {
 		c.pubE, c.pubS = e0, min(c.capS, -w)
 	}

@@ -90,6 +90,9 @@ func (l *Limiter) TryAcquire(now time.Time, n int64) spi.Decision {
 		}
 		cr := c.credit(e)
 		avail := min(c.capS, cr-w)
+		if n > c.maxN.Load() && n <= c.limit {
+			c.raiseMaxN(n) // before the rewrite: see config.maxN
+		}
 		if c.unlimited {
 			next := min(avail, 0)
 			if n <= c.limit && avail >= n*c.scale {
@@ -106,6 +109,9 @@ func (l *Limiter) TryAcquire(now time.Time, n int64) spi.Decision {
 		need := n * c.scale
 		if avail < need {
 			return c.refuse(e, avail, need)
+		}
+		if c.nearCap(cr - w) {
+			c.noteFull(e) // before the rewrite: see config.full
 		}
 		if c.word.CompareAndSwap(w, cr-avail+need) {
 			return spi.Grant()
@@ -128,11 +134,31 @@ func (l *Limiter) Release(_ time.Time, n int64) {
 	}
 }
 
-// Cancel gives back n tokens that were granted but never used, capped at
-// what the bucket can hold at now (the capacity less active barriers). The
-// kernel calls it at the instant of the grant, to undo an all-or-nothing
-// acquisition. A token bucket does not track its grants, so it cannot tell
-// a double Cancel from a legitimate one; the cap keeps either harmless.
+// Cancel gives back n tokens that were granted at now but never used,
+// capped at what the bucket can hold (the capacity less active barriers).
+// The kernel calls it at the instant of the grant to undo an
+// all-or-nothing acquisition, and later, still with the grant's instant,
+// for a request refused after admission (spi.Limiter.Cancel).
+//
+// A late Cancel gives back only what the grant's absence would have left.
+// The bucket without the grant would have held n more tokens ever since,
+// unless refill took it to the cap, where the difference was lost. So the
+// tokens come back in full unless, at an instant after the grant, the
+// bucket was written (a grant, a Cancel) or rebuilt within a margin of its
+// cap, the margin being the most tokens one TryAcquire has asked for: then
+// nothing comes back (the exact remainder, between nothing and n, is not tracked;
+// nothing is the strict side). For the kernel, whose grants take one
+// token each, that is exact: a give-back is lost only when the bucket came
+// within one token of full, when its absence would have been lost at the
+// cap too. Nor does anything come back for a grant made before a
+// publication (Reconfigure, Update, Inherit): the carried state already
+// counted it, by options that may have counted it differently; nor for one
+// made at its very instant when the publication carried the bucket within
+// the margin of its new cap (the predecessor's grant would have been lost
+// at that cap, and a grant after the publication cannot be told from it).
+// A token
+// bucket does not track its grants, so it cannot tell a double Cancel from
+// a legitimate one; the cap keeps either harmless.
 //
 // At the instant of a publication (Reconfigure, Update, Inherit) Cancel
 // cannot raise the bucket above the tokens the publication carried: the
@@ -167,6 +193,10 @@ func (l *Limiter) Cancel(now time.Time, n int64) {
 			l.awaitSuccessor(c)
 			continue
 		}
+		if c.fullSince(now) { // read after the word: see config.full
+			return
+		}
+		n = min(n, c.maxN.Load()) // no grant took more
 		cr := c.credit(e)
 		avail := min(c.capS, cr-w)
 		ceil := c.capS
@@ -179,6 +209,9 @@ func (l *Limiter) Cancel(now time.Time, n int64) {
 		next := ceil
 		if room := ceil - avail; n <= (room-1)/c.scale {
 			next = avail + n*c.scale
+		}
+		if c.nearCap(next) {
+			c.noteFull(e)
 		}
 		if c.word.CompareAndSwap(w, cr-next) {
 			return

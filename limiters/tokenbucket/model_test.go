@@ -25,8 +25,12 @@ import (
 //     binary search over copies of the model;
 //   - unlimited: grant always; tokens -= n if that stays >= 0, else they
 //     drop to min(tokens, 0); Cancel does nothing;
-//   - Cancel: tokens = min(cap, tokens + n), and at the instant of the
-//     last publication (Reconfigure or Inherit) no more than it carried;
+//   - Cancel (at the instant of the grant, the latest instant here):
+//     tokens = min(cap, tokens + n), and at the instant of the last
+//     publication (Reconfigure or Inherit) no more than it carried, and
+//     nothing if that publication carried the bucket within maxN tokens
+//     of its cap (maxN: the most tokens one TryAcquire asked for, up to
+//     the limit);
 //   - Reconfigure to the options in force: nothing at all;
 //   - Reconfigure: advance under the old options; tokens = min(tokens, new
 //     limit), rounded down to the new resolution (whole tokens in discrete
@@ -48,6 +52,9 @@ type model struct {
 	// the instant of the last publication and the tokens it carried
 	pubAt     time.Time
 	pubTokens *big.Rat
+	maxN      int64
+	// a Cancel at or before blockThrough gives nothing back
+	blockThrough time.Time
 }
 
 func newModel(o tokenbucket.Options, now time.Time) *model {
@@ -144,6 +151,9 @@ func (m *model) tryAcquire(t time.Time, n int64) spi.Decision {
 		return spi.RefuseNever()
 	}
 	m.advance(t)
+	if n <= m.opts.TokenLimit {
+		m.maxN = max(m.maxN, n) // granted, or refused for lack of tokens
+	}
 	if m.opts.Unlimited {
 		if m.tokens.Cmp(ratInt(n)) >= 0 {
 			m.tokens.Sub(m.tokens, ratInt(n))
@@ -171,17 +181,25 @@ func (m *model) cancel(t time.Time, n int64) {
 		return
 	}
 	m.advance(t)
-	m.tokens.Add(m.tokens, ratInt(n))
-	if c := ratInt(m.capAt(t)); m.tokens.Cmp(c) > 0 {
-		m.tokens.Set(c)
+	next := new(big.Rat).Add(m.tokens, ratInt(n))
+	if c := ratInt(m.capAt(t)); next.Cmp(c) > 0 {
+		next.Set(c)
 	}
-	if m.pubTokens != nil && t.Equal(m.pubAt) && m.tokens.Cmp(m.pubTokens) > 0 {
-		m.tokens.Set(m.pubTokens)
+	if m.pubTokens != nil && t.Equal(m.pubAt) && next.Cmp(m.pubTokens) > 0 {
+		next.Set(m.pubTokens)
 	}
+	if next.Cmp(m.tokens) <= 0 || !t.After(m.blockThrough) {
+		return
+	}
+	m.tokens = next
 }
 
 func (m *model) published(t time.Time) {
 	m.pubAt, m.pubTokens = t, new(big.Rat).Set(m.tokens)
+	near := new(big.Rat).Add(m.tokens, ratInt(m.maxN))
+	if near.Cmp(ratInt(m.capAt(t))) > 0 {
+		m.blockThrough = t
+	}
 }
 
 func modelScale(o tokenbucket.Options) int64 {
