@@ -37,6 +37,12 @@ type Limiter struct {
 	tat      int64 // theoretical arrival time, unix ns
 	barriers []barrier
 	sealed   bool
+	// maxN is the most units one TryAcquire asked for; nearAt the latest
+	// instant at which the limiter was written within maxN units of its
+	// burst (or a publication came): see Cancel. nearAt starts at
+	// math.MinInt64.
+	maxN   int64
+	nearAt int64
 }
 
 var (
@@ -92,7 +98,9 @@ func (l *Limiter) TryAcquire(now time.Time, n int64) spi.Decision {
 	}
 	i := l.cfg.interval
 	b := l.base(t)
+	l.maxN = max(l.maxN, n)
 	if satSub(b, t) <= (l.cfg.burst-n)*i {
+		l.noteNear(t, b)
 		l.tat = satAdd(b, n*i)
 		return spi.Grant()
 	}
@@ -123,9 +131,24 @@ func (l *Limiter) retryAt(t, n int64) int64 {
 // Release is a no-op: taken quota stays taken.
 func (l *Limiter) Release(time.Time, int64) {}
 
-// Cancel gives back n units granted at now and never used: TAT moves back
-// by n*interval, never below now. Inherited barriers are not affected.
-// Cancel after Seal, or of n <= 0, is ignored.
+// noteNear records a write at t from base b (see base) that finds the
+// limiter within maxN units of its burst: a grant outstanding then, had it
+// never been made, would have left the limiter at its burst there, and
+// the credit beyond it would have been lost.
+func (l *Limiter) noteNear(t, b int64) {
+	if satSub(b, t) < satMul(l.maxN, l.cfg.interval) {
+		l.nearAt = max(l.nearAt, t)
+	}
+}
+
+// Cancel gives back n units granted at now (the grant's instant, also when
+// the Cancel comes late, spi.Limiter.Cancel) and never used: TAT moves back
+// by n*interval, never below now, unless the limiter has been written
+// within maxN units of its burst (maxN: the most units one TryAcquire asked
+// for) at an instant after the grant, or reconfigured since: then its
+// absence would have been lost at the burst, and nothing comes back (the
+// strict side). Inherited barriers are not affected. Cancel after Seal, or
+// of n <= 0, is ignored.
 func (l *Limiter) Cancel(now time.Time, n int64) {
 	if n <= 0 {
 		return
@@ -133,10 +156,11 @@ func (l *Limiter) Cancel(now time.Time, n int64) {
 	t := now.UnixNano()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.sealed {
+	if l.sealed || l.nearAt > t {
 		return
 	}
-	l.tat = max(satSub(l.tat, satMul(n, l.cfg.interval)), t)
+	l.tat = max(satSub(l.tat, satMul(min(n, l.maxN), l.cfg.interval)), t)
+	l.noteNear(t, l.base(t))
 }
 
 // Reconfigure changes burst and interval at now, keeping the debt: the debt
@@ -164,7 +188,19 @@ func (l *Limiter) Reconfigure(now time.Time, p spi.Params) error {
 	}
 	l.cfg = c
 	l.tat = satAdd(t, satMul(d, c.interval))
+	l.published(t)
 	return nil
+}
+
+// published makes the publication at t a point no Cancel of an earlier
+// grant crosses, nor one of a grant at t when it left the limiter within
+// maxN units of its burst (the predecessor's grant at t would have been
+// lost there, and a later one at t cannot be told from it).
+func (l *Limiter) published(t int64) {
+	l.nearAt = max(l.nearAt, t)
+	if satSub(l.base(t), t) < satMul(l.maxN, l.cfg.interval) {
+		l.nearAt = max(l.nearAt, satAdd(t, 1))
+	}
 }
 
 // Snapshot reports Limit = burst, InUse = the debt in units at now, and
@@ -240,6 +276,7 @@ func (l *Limiter) Inherit(now time.Time, usage []spi.Usage) {
 			l.barriers = append(l.barriers, barrier{units: u.Units, until: until})
 		}
 	}
+	l.published(t)
 }
 
 // satAdd returns a+b, saturated to the int64 range.

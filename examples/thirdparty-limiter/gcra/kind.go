@@ -14,6 +14,7 @@
 package gcra
 
 import (
+	"math"
 	"time"
 
 	"github.com/sluicerpc/sluice/spi"
@@ -103,5 +104,5 @@ func (Kind) New(p spi.Params, now time.Time) (spi.Limiter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Limiter{cfg: c, tat: now.UnixNano()}, nil
+	return &Limiter{cfg: c, tat: now.UnixNano(), nearAt: math.MinInt64}, nil
 }
