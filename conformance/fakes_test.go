@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,8 +12,8 @@ import (
 )
 
 // This file holds small limiters for the suite's own tests: a correct
-// semaphore and a correct discrete token bucket, each with switches that
-// break one contract on purpose.
+// semaphore, a correct discrete token bucket and a correct fixed window,
+// each with switches that break one contract on purpose.
 
 // fakeKind is a LimiterKind built from a constructor.
 type fakeKind struct {
@@ -223,8 +224,17 @@ type bucketFaults struct {
 	refillOnRaise bool // a raised capacity adds the raise to the tokens
 	earlyHint     bool // RetryAt is 1ns early
 	lateHint      bool // RetryAt is one period late
-	doubleCancel  bool // Cancel is not clamped at the capacity
 	overshoot     bool // check, then decrement: concurrent acquirers overdraw
+
+	// doubleCancel: Cancel adds the units it is handed back, whatever
+	// the grant left (see naiveRefund), and is not clamped at the
+	// capacity.
+	doubleCancel bool
+	// naiveRefund: Cancel adds the units it is handed back, clamped at
+	// the capacity, even when the bucket was full (or clamped) since the
+	// grant: a late Cancel gives back tokens that the grant's absence
+	// would have lost at the cap.
+	naiveRefund bool
 
 	// noClampOnLower: a lowered capacity does not clamp the tokens, so
 	// the old availability stays available (and Snapshot reports it).
@@ -256,6 +266,14 @@ type bucketFaults struct {
 
 // bucket is a discrete token bucket: every period boundary after origin
 // adds rate tokens, up to capacity. Parameters: "cap", "rate", "period".
+//
+// A Cancel gives back only what the grant's absence would have left (see
+// spi.Limiter.Cancel), found from the grants made at the Cancel's instant:
+// a bucket that held d tokens more than it does would, after a clamp
+// (a refill or a lowered capacity, each capped at the capacity) that
+// leaves it holding x, hold min(d, cap - x) more; grants and refusals
+// change both alike. So each instant that has units granted and not
+// cancelled keeps a bound, lowered to cap - tokens at every clamp.
 type bucket struct {
 	f      bucketFaults
 	mu     sync.Mutex
@@ -265,18 +283,54 @@ type bucket struct {
 	origin time.Time
 	k      int64 // boundaries already credited
 	tokens int64
+	grants []bucketGrant
 
 	firstCap    int64         // the capacity given to New
 	firstPeriod time.Duration // the period given to New
+}
+
+// bucketGrant is what the grants made at one instant can give back.
+type bucketGrant struct {
+	at time.Time
+	n  int64 // granted at at and not cancelled
+	// back bounds what cancelling them all can add: unbounded (beyond n)
+	// until a clamp since the first of them. A later grant at the same
+	// instant keeps the bound, which is only stricter for it: a Cancel
+	// cannot tell the grants of one instant apart.
+	back int64
+}
+
+const unbounded = int64(1) << 62
+
+// clamped lowers the bound of every grant but grants[skip] (none if skip
+// is -1) to what the bucket can still take.
+func (b *bucket) clamped(skip int) {
+	for i := range b.grants {
+		if i != skip {
+			b.grants[i].back = min(b.grants[i].back, max(b.cap-b.tokens, 0))
+		}
+	}
 }
 
 func (b *bucket) advance(now time.Time) {
 	if k := int64(now.Sub(b.origin) / b.period); k > b.k {
 		b.tokens = min(b.cap, b.tokens+(k-b.k)*b.rate)
 		b.k = k
+		b.clamped(-1)
 	} else if b.f.lateRewinds {
 		b.k = k
 	}
+}
+
+// granted records n units granted at now.
+func (b *bucket) granted(now time.Time, n int64) {
+	for i := range b.grants {
+		if b.grants[i].at.Equal(now) {
+			b.grants[i].n += n
+			return
+		}
+	}
+	b.grants = append(b.grants, bucketGrant{at: now, n: n, back: unbounded})
 }
 
 func (b *bucket) TryAcquire(now time.Time, n int64) spi.Decision {
@@ -289,6 +343,7 @@ func (b *bucket) TryAcquire(now time.Time, n int64) spi.Decision {
 			runtime.Gosched()
 			b.mu.Lock()
 			b.tokens -= n
+			b.granted(now, n)
 			b.mu.Unlock()
 			return spi.Grant()
 		}
@@ -301,6 +356,7 @@ func (b *bucket) TryAcquire(now time.Time, n int64) spi.Decision {
 		if enough {
 			b.mu.Lock()
 			b.tokens -= n
+			b.granted(now, n)
 			b.mu.Unlock()
 			return spi.Grant()
 		}
@@ -313,6 +369,7 @@ func (b *bucket) TryAcquire(now time.Time, n int64) spi.Decision {
 	}
 	if b.tokens >= n {
 		b.tokens -= n
+		b.granted(now, n)
 		return spi.Grant()
 	}
 	periods := (n - b.tokens + b.rate - 1) / b.rate
@@ -335,16 +392,39 @@ func (b *bucket) TryAcquire(now time.Time, n int64) spi.Decision {
 
 func (b *bucket) Release(time.Time, int64) {}
 
+// Cancel gives back what the grants made at now can give back (see
+// bucketGrant): nothing if none is left, and never above the capacity.
+// The other grants' bounds are lowered to what the bucket can still take;
+// the bound of those made at now falls by what they gave back.
 func (b *bucket) Cancel(now time.Time, n int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.advance(now)
-	b.tokens += n
+	i := slices.IndexFunc(b.grants, func(g bucketGrant) bool { return g.at.Equal(now) })
+	var r int64
+	switch {
+	case b.f.naiveRefund || b.f.doubleCancel:
+		r = n
+	case i >= 0:
+		r = min(n, b.grants[i].n, b.grants[i].back)
+	}
+	b.tokens += r
 	if b.f.cancelOvercredit {
 		b.tokens++
 	}
 	if !b.f.doubleCancel {
 		b.tokens = min(b.tokens, b.cap)
+	}
+	b.clamped(i)
+	if i >= 0 {
+		g := &b.grants[i]
+		g.n -= n
+		if g.back < unbounded {
+			g.back = max(g.back-r, 0)
+		}
+		if g.n <= 0 {
+			b.grants = slices.Delete(b.grants, i, i+1)
+		}
 	}
 }
 
@@ -366,6 +446,7 @@ func (b *bucket) Reconfigure(now time.Time, p spi.Params) error {
 	case b.f.refillOnRaise && raise > 0:
 		b.tokens += raise
 	}
+	b.clamped(-1)
 	return nil
 }
 
@@ -399,6 +480,183 @@ func bucketHarness(f bucketFaults) fakeHarness {
 					return 0
 				}
 				return p["rate"] * ((d + period - 1) / period)
+			},
+		},
+	}
+}
+
+// windowFaults are the ways a fixed window can be broken.
+type windowFaults struct {
+	// cancelAnyWindow: Cancel takes the units off the current window's
+	// count whatever its now says (clamped at zero), so a late Cancel
+	// frees units in a window that did not count them.
+	cancelAnyWindow bool
+	// cancelAcrossCadence: Cancel locates its now on the windows in
+	// force, an instant before their origin in the first of them (as a
+	// late caller is counted), so the Cancel of a grant made before a
+	// change of cadence lands in the first new window: loose when the
+	// grant's own window had ended before the change (else its units are
+	// in the barrier, which outlasts the first new window).
+	cancelAcrossCadence bool
+}
+
+// fixedWindow counts the units granted in each window [origin +
+// k*length, origin + (k+1)*length), up to limit. A change of the limit
+// keeps the window and its count; a change of cadence at P starts new
+// windows at P, and the count so far joins a barrier that counts until
+// the latest of the old window's end, P plus the new length (so that its
+// units are not freed within the first new window, which no Allowance of
+// the new cadence would count) and what the barrier already had. A caller
+// behind the current window is counted in it. Parameters: "limit",
+// "window".
+//
+// A Cancel at the instant of its grant takes the units off the count if
+// that instant lies in the current window, after the last change of
+// cadence: the grant's absence would have left exactly that. Otherwise
+// the window that counted the units has passed (or the units are in the
+// barrier, which a Cancel does not touch) and it gives back nothing.
+type fixedWindow struct {
+	f         windowFaults
+	mu        sync.Mutex
+	limit     int64
+	length    time.Duration
+	origin    time.Time
+	win       int64 // the window the count belongs to
+	count     int64
+	barrier   int64 // units that count until until
+	until     time.Time
+	changedAt time.Time // the last change of cadence
+	changed   bool
+}
+
+// locate returns the window now falls in, or false if now is before the
+// origin.
+func (w *fixedWindow) locate(now time.Time) (int64, bool) {
+	if now.Before(w.origin) {
+		return 0, false
+	}
+	return int64(now.Sub(w.origin) / w.length), true
+}
+
+// roll moves the count to now's window if it is a later one.
+func (w *fixedWindow) roll(now time.Time) {
+	if k, ok := w.locate(now); ok && k > w.win {
+		w.win, w.count = k, 0
+	}
+}
+
+// used is what counts at now: the count (after roll) and the barrier.
+func (w *fixedWindow) used(now time.Time) int64 {
+	if now.Before(w.until) {
+		return w.count + w.barrier
+	}
+	return w.count
+}
+
+func (w *fixedWindow) TryAcquire(now time.Time, n int64) spi.Decision {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.roll(now)
+	if n > w.limit {
+		return spi.RefuseNever()
+	}
+	if w.used(now)+n <= w.limit {
+		w.count += n
+		return spi.Grant()
+	}
+	// Usage falls only when the window ends or the barrier expires.
+	end := w.origin.Add(time.Duration(w.win+1) * w.length)
+	at := []time.Time{end}
+	if w.barrier > 0 && w.until.After(now) {
+		at = append(at, w.until)
+	}
+	slices.SortFunc(at, time.Time.Compare)
+	for _, t := range at {
+		u := int64(0)
+		if t.Before(end) {
+			u += w.count
+		}
+		if t.Before(w.until) {
+			u += w.barrier
+		}
+		if u+n <= w.limit {
+			return spi.RefuseUntil(t)
+		}
+	}
+	panic("fixedWindow: nothing counts after the window and the barrier")
+}
+
+func (w *fixedWindow) Release(time.Time, int64) {}
+
+func (w *fixedWindow) Cancel(now time.Time, n int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.f.cancelAnyWindow:
+	case w.f.cancelAcrossCadence:
+		if k, _ := w.locate(now); k != w.win {
+			return
+		}
+	default:
+		if k, ok := w.locate(now); !ok || k != w.win || (w.changed && !now.After(w.changedAt)) {
+			return
+		}
+	}
+	w.count = max(w.count-n, 0)
+}
+
+func (w *fixedWindow) Reconfigure(now time.Time, p spi.Params) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.roll(now)
+	w.limit = p["limit"]
+	if length := time.Duration(p["window"]); length != w.length {
+		if !now.Before(w.until) {
+			w.barrier = 0
+		}
+		if w.count > 0 || w.barrier > 0 {
+			w.barrier += w.count
+			end := w.origin.Add(time.Duration(w.win+1) * w.length)
+			for _, t := range []time.Time{end, now.Add(length)} {
+				if t.After(w.until) {
+					w.until = t
+				}
+			}
+		}
+		w.length, w.origin, w.win, w.count = length, now, 0, 0
+		w.changed, w.changedAt = true, now
+	}
+	return nil
+}
+
+func (w *fixedWindow) Snapshot(now time.Time) spi.Snapshot {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.roll(now)
+	u := w.used(now)
+	return spi.Snapshot{Kind: "fakewindow", Limit: w.limit, InUse: u, Available: max(w.limit-u, 0)}
+}
+
+func windowHarness(f windowFaults) fakeHarness {
+	const tick = 100 * time.Millisecond
+	return fakeHarness{
+		kind: fakeKind{name: "fakewindow", class: spi.ClassRate, keys: []string{"limit", "window"},
+			build: func(p spi.Params, now time.Time) spi.Limiter {
+				return &fixedWindow{f: f, limit: p["limit"], length: time.Duration(p["window"]), origin: now}
+			}},
+		caps: LimiterCapabilities{
+			Class:            spi.ClassRate,
+			Params:           func(limit int64) spi.Params { return spi.Params{"limit": limit, "window": int64(tick)} },
+			AltParams:        func(limit int64) spi.Params { return spi.Params{"limit": limit, "window": int64(3 * tick)} },
+			ReconfigureLimit: true,
+			RaiseFreesUnits:  true,
+			Tick:             tick,
+			Allowance: func(p spi.Params, from, to time.Time) int64 {
+				d, length := int64(to.Sub(from)), p["window"]
+				if d <= 0 {
+					return 0
+				}
+				return p["limit"] * ((d + length - 1) / length)
 			},
 		},
 	}

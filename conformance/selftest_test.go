@@ -66,12 +66,15 @@ func TestCorrectFakesPass(t *testing.T) {
 	t.Run("bucket", func(t *testing.T) {
 		RunLimiterTests(t, func(*testing.T) (LimiterHarness, error) { return bucketHarness(bucketFaults{}), nil })
 	})
+	t.Run("window", func(t *testing.T) {
+		RunLimiterTests(t, func(*testing.T) (LimiterHarness, error) { return windowHarness(windowFaults{}), nil })
+	})
 }
 
 // TestRecorderPassesCorrectFakes checks the recorder itself: on the correct
 // fakes it records no failure.
 func TestRecorderPassesCorrectFakes(t *testing.T) {
-	for _, h := range []LimiterHarness{semHarness(semFaults{}), bucketHarness(bucketFaults{})} {
+	for _, h := range []LimiterHarness{semHarness(semFaults{}), bucketHarness(bucketFaults{}), windowHarness(windowFaults{})} {
 		failed, logs := runRecorded(h)
 		assert.Empty(t, failed, "%s: %v", h.Kind().Name(), logs)
 	}
@@ -110,6 +113,9 @@ var brokenLimiters = []struct {
 	{"a refusal consumes a token", bucketHarness(bucketFaults{refusalConsumes: true}), "NoFreeBurst", false},
 	{"check-then-decrement overdraw", bucketHarness(bucketFaults{overshoot: true}), "NeverAboveLimitConcurrently", true},
 	{"double cancel credited twice", bucketHarness(bucketFaults{doubleCancel: true}), "ExactlyOnceRelease", false},
+	{"late cancel refunded after the bucket was full", bucketHarness(bucketFaults{naiveRefund: true}), "LateCancelNeverLoosens", false},
+	{"cancel off the current window, whatever its instant", windowHarness(windowFaults{cancelAnyWindow: true}), "LateCancelNeverLoosens", false},
+	{"cancel of a grant before a cadence change lands in the new window", windowHarness(windowFaults{cancelAcrossCadence: true}), "LateCancelNeverLoosens", false},
 }
 
 // racyRuns is how many times the self-test runs a racy broken limiter.

@@ -44,6 +44,7 @@ var limiterChecks = []limiterCheck{
 	{"NeverAboveLimitConcurrently", checkNeverAboveLimitConcurrently},
 	{"GrantsRespectLimitInForce", checkGrantsRespectLimitInForce},
 	{"NoFreeBurst", checkNoFreeBurst},
+	{"LateCancelNeverLoosens", checkLateCancelNeverLoosens},
 	{"RaiseNeverRefills", checkRaiseNeverRefills},
 	{"ShrinkNeverRevokes", checkShrinkNeverRevokes},
 	{"ExactlyOnceRelease", checkExactlyOnceRelease},
