@@ -145,9 +145,9 @@ func (l *Limiter) noteNear(t, b int64) {
 // the Cancel comes late, spi.Limiter.Cancel) and never used: TAT moves back
 // by n*interval, never below now, unless the limiter has been written
 // within maxN units of its burst (maxN: the most units one TryAcquire asked
-// for) at an instant after the grant, or reconfigured since: then its
-// absence would have been lost at the burst, and nothing comes back (the
-// strict side). Inherited barriers are not affected. Cancel after Seal, or
+// for) at an instant after the grant, or reconfigured (or inherited)
+// since or at the grant's instant: then its absence may have been lost,
+// and nothing comes back (the strict side). Inherited barriers are not affected. Cancel after Seal, or
 // of n <= 0, is ignored.
 func (l *Limiter) Cancel(now time.Time, n int64) {
 	if n <= 0 {
@@ -192,15 +192,15 @@ func (l *Limiter) Reconfigure(now time.Time, p spi.Params) error {
 	return nil
 }
 
-// published makes the publication at t a point no Cancel of an earlier
-// grant crosses, nor one of a grant at t when it left the limiter within
-// maxN units of its burst (the predecessor's grant at t would have been
-// lost there, and a later one at t cannot be told from it).
+// published makes the publication at t a point no Cancel of a grant made
+// at or before it crosses: the carried debt already counts the grant, and
+// a change of burst may have lost what its absence would have left (a
+// raise keeps the available units, clamped at zero, so a debt beyond the
+// burst is forgotten). A grant made at t after the publication cannot be
+// told from one made before it, so it gets nothing back either (the
+// strict side).
 func (l *Limiter) published(t int64) {
-	l.nearAt = max(l.nearAt, t)
-	if satSub(l.base(t), t) < satMul(l.maxN, l.cfg.interval) {
-		l.nearAt = max(l.nearAt, satAdd(t, 1))
-	}
+	l.nearAt = max(l.nearAt, satAdd(t, 1))
 }
 
 // Snapshot reports Limit = burst, InUse = the debt in units at now, and
