@@ -181,8 +181,23 @@ func (p *Permit) tryAcquire(now time.Time, w *waiter) (refused *state, d spi.Dec
 	r := p.route
 	var got [maxRouteStates]*state
 	for i := 0; i < r.n; i++ {
-		var st *state
-		st, d, wake = acquireOne(r.states[i], now, w, wake)
+		st := r.states[i]
+		// The fast path: a state never replaced, without a carry, whose
+		// grant or refusal needs nothing more (acquireOne otherwise).
+		if st.succ.Load() == nil && st.carry == nil {
+			if st.hasWaiterBefore(w) {
+				d = spi.RefuseUntilRelease()
+			} else {
+				d = st.lim.TryAcquire(now, 1)
+			}
+			if st.succ.Load() != nil {
+				// Replaced meanwhile: the slow path sorts it out from
+				// the grant (or refusal) just made.
+				st, d, wake = settleOne(st, now, w, d, wake)
+			}
+		} else {
+			st, d, wake = acquireOne(st, now, w, wake)
+		}
 		if d.Granted {
 			got[i] = st
 			if st != r.states[i] {
@@ -204,11 +219,17 @@ func (p *Permit) tryAcquire(now time.Time, w *waiter) (refused *state, d spi.Dec
 // acquireOne takes one unit of st's newest state, or says why not.
 func acquireOne(st *state, now time.Time, w *waiter, wake *state) (*state, spi.Decision, *state) {
 	st = st.current()
+	if st.hasWaiterBefore(w) || (st.carry != nil && st.owed.Load() > 0) {
+		return st, spi.RefuseUntilRelease(), wake
+	}
+	return settleOne(st, now, w, st.lim.TryAcquire(now, 1), wake)
+}
+
+// settleOne finishes acquireOne from decision d just made on st: a grant
+// on a state replaced since is given back and taken on the successor, a
+// refusal forever of a replaced rate lineage goes to the successor.
+func settleOne(st *state, now time.Time, w *waiter, d spi.Decision, wake *state) (*state, spi.Decision, *state) {
 	for {
-		if st.hasWaiterBefore(w) || (st.carry != nil && st.owed.Load() > 0) {
-			return st, spi.RefuseUntilRelease(), wake
-		}
-		d := st.lim.TryAcquire(now, 1)
 		switch {
 		case d.Granted && st.class == spi.ClassConcurrency && st.succ.Load() != nil:
 			// Replaced between current() and the grant: give the unit
@@ -225,6 +246,10 @@ func acquireOne(st *state, now time.Time, w *waiter, wake *state) (*state, spi.D
 		default:
 			return st, d, wake
 		}
+		if st.hasWaiterBefore(w) || (st.carry != nil && st.owed.Load() > 0) {
+			return st, spi.RefuseUntilRelease(), wake
+		}
+		d = st.lim.TryAcquire(now, 1)
 	}
 }
 
@@ -345,12 +370,11 @@ func (p *Permit) releaseUnits() {
 			}
 		}
 	}
-	k := p.lease.g.value.k
 	if contended {
-		k.dispatchStates(r.states[:r.n])
+		p.lease.g.value.k.dispatchStates(r.states[:r.n])
 	}
 	if wake != nil {
-		k.dispatchChain(wake)
+		p.lease.g.value.k.dispatchChain(wake)
 	}
 }
 
