@@ -13,7 +13,8 @@
 // clock the suite advances. Every limiter check uses explicit time
 // only: it builds limiters at a fixed start instant and advances the time it
 // passes to them itself, so runs are deterministic, apart from the
-// interleavings of the two racing checks. Those are sound (they never fail
-// a linearizable limiter, whatever the scheduling) and catch check-then-act
-// races and lost updates without -race: see race.go.
+// interleavings of the three racing checks. Those are sound (they never
+// fail a linearizable limiter, whatever the scheduling) and catch
+// check-then-act races, lost updates and Snapshots read at two instants
+// without -race: see race.go and snapshot_race.go.
 package conformance

@@ -83,6 +83,25 @@ type semFaults struct {
 	// staleHint: a request above the limit given to New is refused with
 	// HintNever (and never granted) even after a raise allows it.
 	staleHint bool
+
+	// The Snapshots below are lock-free, as a third party keeping
+	// counters beside the held count would write them; each is exact
+	// whenever the limiter is quiet (but snapCached).
+	//
+	// snapCountersGosched: InUse is acquired.Load() - released.Load()
+	// (clamped at zero), the acquired count loaded first, with a Gosched
+	// between the loads: a grant and its release between them are
+	// missed and counted, so InUse under-reports.
+	snapCountersGosched bool
+	// snapCounters: the same, with nothing between the loads.
+	snapCounters bool
+	// snapCached: Snapshot reports figures cached at every fourth call of
+	// TryAcquire or Release (refusals included), stale in between.
+	snapCached bool
+	// snapTornAvailable: InUse is one load of the held count and
+	// Available is the limit minus a second load of it: each figure is
+	// one the limiter had, but not at the same instant.
+	snapTornAvailable bool
 }
 
 // sem is a concurrency limiter: held units against a limit.
@@ -92,6 +111,21 @@ type sem struct {
 	limit atomic.Int64
 	first int64      // the limit given to New
 	mu    sync.Mutex // serializes the correct acquire path
+
+	// acquired and released count the units granted and given back
+	// (updated under mu); ops counts the calls of TryAcquire and
+	// Release, and cache is the Snapshot figures of snapCached.
+	acquired, released atomic.Int64
+	ops                atomic.Int64
+	cache              atomic.Int64
+}
+
+// counted records a call of TryAcquire or Release: snapCached refreshes
+// its cache at every fourth.
+func (s *sem) counted() {
+	if s.ops.Add(1)%4 == 0 {
+		s.cache.Store(s.held.Load())
+	}
 }
 
 func (s *sem) TryAcquire(_ time.Time, n int64) spi.Decision {
@@ -139,10 +173,12 @@ func (s *sem) TryAcquire(_ time.Time, n int64) spi.Decision {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.counted()
 	if s.held.Load()+n > s.limit.Load() {
 		return spi.RefuseUntilRelease()
 	}
 	s.held.Add(n)
+	s.acquired.Add(n)
 	return spi.Grant()
 }
 
@@ -174,6 +210,8 @@ func (s *sem) Release(_ time.Time, n int64) {
 		panic("sem: released more than held")
 	}
 	s.held.Add(-n)
+	s.released.Add(n)
+	s.counted()
 }
 
 func (s *sem) Cancel(now time.Time, n int64) { s.Release(now, n) }
@@ -189,6 +227,23 @@ func (s *sem) Reconfigure(_ time.Time, p spi.Params) error {
 }
 
 func (s *sem) Snapshot(time.Time) spi.Snapshot {
+	switch {
+	case s.f.snapCountersGosched || s.f.snapCounters:
+		acquired := s.acquired.Load()
+		if s.f.snapCountersGosched {
+			runtime.Gosched()
+		}
+		inUse := max(acquired-s.released.Load(), 0)
+		limit := s.limit.Load()
+		return spi.Snapshot{Kind: "fakesem", Limit: limit, InUse: inUse, Available: max(limit-inUse, 0)}
+	case s.f.snapCached:
+		limit, inUse := s.limit.Load(), s.cache.Load()
+		return spi.Snapshot{Kind: "fakesem", Limit: limit, InUse: inUse, Available: max(limit-inUse, 0)}
+	case s.f.snapTornAvailable:
+		inUse := s.held.Load()
+		limit := s.limit.Load()
+		return spi.Snapshot{Kind: "fakesem", Limit: limit, InUse: inUse, Available: max(limit-s.held.Load(), 0)}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	held, limit := s.held.Load(), s.limit.Load()

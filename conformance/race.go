@@ -84,6 +84,7 @@ type lane struct {
 const (
 	callAcquire int32 = iota + 1
 	callGiveBack
+	callSnapshot
 )
 
 func (ln *lane) enter(kind int32) {
@@ -236,6 +237,16 @@ type racer struct {
 
 	victim    victim
 	witnessed atomic.Int64 // exposing interleavings seen
+	// witnesses, if above raceWitnesses, is how many exposing
+	// interleavings a duel witnesses before it concludes, for races whose
+	// window is so narrow that few interleavings expose them; after
+	// witnessFor, raceWitnesses will do (and after raceMaxTime the usual
+	// rule applies).
+	witnesses  int64
+	witnessFor time.Duration
+	// afterRound, if set, runs after each round of a duel, once its
+	// goroutines have stopped, before the accounting is checked.
+	afterRound func()
 
 	mu       sync.Mutex
 	violated string
@@ -469,9 +480,11 @@ func (r *racer) duel(t tb, phase string, victimBody func(), attempt func(i int))
 		t.Logf("%s: GOMAXPROCS is 1: the victim and the driver cannot run at once, and the race is explored far less", phase)
 	}
 	began := time.Now()
+	target := max(r.witnesses, raceWitnesses)
 	enough := func() bool {
 		w, d := r.witnessed.Load(), time.Since(began)
-		return w >= raceWitnesses || d >= raceMaxTime && (w >= raceWitnesses/2 || w < raceWitnesses/8) || d >= raceHardTime
+		return w >= target || d >= r.witnessFor && w >= raceWitnesses ||
+			d >= raceMaxTime && (w >= raceWitnesses/2 || w < raceWitnesses/8) || d >= raceHardTime
 	}
 	rounds := 0
 	raceFor(raceHardTime, 1, func(int) bool {
@@ -496,6 +509,9 @@ func (r *racer) duel(t tb, phase string, victimBody func(), attempt func(i int))
 			}
 		}
 		r.run(victim, driver)
+		if r.afterRound != nil {
+			r.afterRound()
+		}
 		r.settle()
 		rounds++
 		return !r.stop() && !enough()

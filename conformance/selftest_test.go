@@ -29,7 +29,7 @@ func runRecorded(h LimiterHarness) (failed []string, logs map[string][]string) {
 
 // racingChecks are the checks that race goroutines for up to seconds on a
 // correct limiter (see race.go).
-var racingChecks = []string{"NeverAboveLimitConcurrently", "GrantsRespectLimitInForce"}
+var racingChecks = []string{"NeverAboveLimitConcurrently", "GrantsRespectLimitInForce", "SnapshotExactUnderConcurrency"}
 
 // runRecordedFor runs against h, as CheckLimiter does, every check but the
 // racing ones, and the racing one want if it is one.
@@ -98,6 +98,9 @@ var brokenLimiters = []struct {
 	{"snapshot stale after reconfigure (concurrency)", semHarness(semFaults{staleSnap: true}), "SnapshotConsistent", false},
 	{"snapshot stale after reconfigure (concurrency, property)", semHarness(semFaults{staleSnap: true}), "NoFreeBurst", false},
 	{"HintNever from the limit given to New", semHarness(semFaults{staleHint: true}), "NoFreeBurst", false},
+	{"snapshot from acquired and released counters, a Gosched between the loads", semHarness(semFaults{snapCountersGosched: true}), "SnapshotExactUnderConcurrency", true},
+	{"snapshot cached, refreshed every fourth call", semHarness(semFaults{snapCached: true}), "SnapshotExactUnderConcurrency", false},
+	{"snapshot cached, refreshed every fourth call (sequential)", semHarness(semFaults{snapCached: true}), "SnapshotConsistent", false},
 	{"free burst after reconfigure", bucketHarness(bucketFaults{freeBurst: true}), "NoFreeBurst", false},
 	{"lowered capacity not clamped", bucketHarness(bucketFaults{noClampOnLower: true}), "NoFreeBurst", false},
 	{"refill on capacity raise", bucketHarness(bucketFaults{refillOnRaise: true}), "RaiseNeverRefills", false},
@@ -136,6 +139,8 @@ var narrowRaces = []struct {
 	{"limit and held in separate atomics, limit read per attempt", semHarness(semFaults{staleLimitPerAttempt: true}), "GrantsRespectLimitInForce"},
 	{"release as a load and a store", semHarness(semFaults{lostRelease: true}), "NeverAboveLimitConcurrently"},
 	{"check-then-decrement overdraw, nothing between", bucketHarness(bucketFaults{tightOvershoot: true}), "NeverAboveLimitConcurrently"},
+	{"snapshot from acquired and released counters, nothing between the loads", semHarness(semFaults{snapCounters: true}), "SnapshotExactUnderConcurrency"},
+	{"snapshot with Available from a second load of the held count", semHarness(semFaults{snapTornAvailable: true}), "SnapshotExactUnderConcurrency"},
 }
 
 // TestNarrowRacesCaught runs the check that must catch each narrow race

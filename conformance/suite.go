@@ -50,6 +50,7 @@ var limiterChecks = []limiterCheck{
 	{"ExactlyOnceRelease", checkExactlyOnceRelease},
 	{"CountersBackToZero", checkCountersBackToZero},
 	{"SnapshotConsistent", checkSnapshotConsistent},
+	{"SnapshotExactUnderConcurrency", checkSnapshotExactUnderConcurrency},
 	{"RetryHints", checkRetryHints},
 }
 
