@@ -162,3 +162,14 @@ func validCodecName[T string | []byte](s T) bool {
 	}
 	return true
 }
+
+// MaxHandshakeSize is the largest Handshake payload a receiver enforcing
+// lim can accept (every varint counted at its longest), capped at
+// lim.MaxFrameSize: the bound for the first frame of a connection, so that
+// a peer that has not completed the handshake cannot make its receiver
+// read or hold a frame of the connection's full maximum size.
+func MaxHandshakeSize(lim Limits) uint32 {
+	const varint = binary.MaxVarintLen64
+	n := 2 + 4 + 4 + varint + MaxCodecs*(varint+MaxCodecNameLen) + varint + uint64(lim.MaxAuthBytes)
+	return uint32(min(n, uint64(lim.MaxFrameSize)))
+}

@@ -9,6 +9,10 @@ import (
 // DefaultReadBufferSize is the bufio buffer size used by [NewReader].
 const DefaultReadBufferSize = 32 << 10
 
+// firstPayloadChunk is the least a payload buffer grows to: a frame
+// declaring more is read into a buffer that doubles as its bytes arrive.
+const firstPayloadChunk = 16 << 10
+
 // Reader reads frames from a byte stream. It validates every header with
 // [ParseHeader] against the current maximum frame size and returns the
 // payload in a reused internal buffer; it does not decode payloads.
@@ -44,9 +48,14 @@ func (r *Reader) SetMaxFrameSize(n uint32) { r.maxFrame = n }
 // only until the next call to ReadFrame; the caller must copy what it keeps.
 //
 // The header is validated before the payload is read, so an oversized
-// length is rejected without reading or buffering the payload. The buffer
-// grows to the largest payload seen (at most the maximum frame size); in
-// steady state ReadFrame does not allocate.
+// length is rejected without reading or buffering the payload. Memory
+// follows the bytes that arrived, never the length a header declares: a
+// payload larger than the buffer is read into one that doubles as its
+// bytes come in (from 16 KiB), so a peer that declares 4 MiB and sends
+// nothing more costs its connection at most 16 KiB beyond the buffer it
+// already had. The buffer is kept for later frames, growing to the
+// largest payload seen (at most the maximum frame size); in steady state
+// ReadFrame does not allocate.
 //
 // ReadFrame returns io.EOF if the stream ends exactly at a frame boundary,
 // io.ErrUnexpectedEOF if it ends inside a frame, a [*ProtocolError] for an
@@ -71,18 +80,37 @@ func (r *Reader) readFrame() (Header, []byte, error) {
 	if err != nil {
 		return Header{}, nil, err
 	}
-	n := int(h.Length)
-	if cap(r.buf) < n {
-		// Grow geometrically, never beyond the maximum frame size.
-		c := max(n, min(2*cap(r.buf), int(r.maxFrame)))
-		r.buf = make([]byte, c)
-	}
-	p := r.buf[:n:n]
-	if _, err := io.ReadFull(r.br, p); err != nil {
+	p, err := r.readPayload(int(h.Length))
+	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
 		return Header{}, nil, err
 	}
 	return h, p, nil
+}
+
+// readPayload reads the next n bytes into the reused buffer, growing it
+// only as the bytes arrive.
+func (r *Reader) readPayload(n int) ([]byte, error) {
+	if n <= cap(r.buf) {
+		p := r.buf[:n:n]
+		_, err := io.ReadFull(r.br, p)
+		return p, err
+	}
+	p := r.buf[:0]
+	for len(p) < n {
+		if len(p) == cap(p) {
+			grown := make([]byte, len(p), min(n, max(2*cap(p), firstPayloadChunk)))
+			copy(grown, p)
+			p = grown
+			r.buf = p
+		}
+		k, err := r.br.Read(p[len(p):min(cap(p), n)])
+		p = p[:len(p)+k]
+		if err != nil && len(p) < n {
+			return nil, err
+		}
+	}
+	return p[:n:n], nil
 }

@@ -142,6 +142,9 @@ func (c *conn) handshake() bool {
 	}
 	c.lim = c.s.o.limits
 	c.rd = protocol.NewReader(c.nc, c.lim)
+	// Until the handshake completes, the largest legal frame is the
+	// handshake's own bound, not the connection's maximum frame size.
+	c.rd.SetMaxFrameSize(protocol.MaxHandshakeSize(c.lim))
 	h, payload, err := c.rd.ReadFrame()
 	if err != nil {
 		c.failHandshake(err)
@@ -181,6 +184,7 @@ func (c *conn) handshake() bool {
 		return false
 	}
 	_ = c.nc.SetDeadline(time.Time{})
+	c.rd.SetMaxFrameSize(c.lim.MaxFrameSize)
 	return true
 }
 
