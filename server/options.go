@@ -35,6 +35,14 @@ type Options struct {
 	// kernel.MaxCallCapacity.
 	Calls CallCapacity
 
+	// Admission, when not nil, is the first admission program: New
+	// enables it before it returns, so that no request, not even one on
+	// the first connection Serve accepts, bypasses admission. Options it
+	// rejects make New fail. Nil leaves admission disabled (every request
+	// admitted) until Admission().Enable. Method names are
+	// "service/method".
+	Admission *kernel.Options
+
 	// Limits are the protocol limits the server accepts (frame size,
 	// metadata); protocol.DefaultLimits() by default.
 	Limits *protocol.Limits

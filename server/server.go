@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -96,6 +97,11 @@ func New(mux *Mux, o Options) (*Server, error) {
 	}
 	if s.gate, err = conngate.New(r.gate); err != nil {
 		return nil, err
+	}
+	if a := r.Admission; a != nil {
+		if _, err := s.kernel.Enable(*a); err != nil {
+			return nil, fmt.Errorf("server: Options.Admission: %w", err)
+		}
 	}
 	s.calls = kernel.NewCallCapacity(capacityOrMax(r.Calls.PerServer))
 	s.connCaps = kernel.NewConnCapacities(capacityOrMax(r.Calls.PerConnection))

@@ -123,10 +123,6 @@ func (o serveOptions) build() (*server.Server, string, error) {
 	} else if o.ClientCAs != "" {
 		return nil, "", errors.New("-client-ca needs -tls-cert and -tls-key")
 	}
-	srv, err := server.New(echoMux(nil), so)
-	if err != nil {
-		return nil, "", err
-	}
 	var limits []spi.Spec
 	if o.Concurrency > 0 {
 		limits = append(limits, concurrency.Spec(o.Concurrency))
@@ -138,13 +134,16 @@ func (o serveOptions) build() (*server.Server, string, error) {
 		if o.QueueCalls > 0 {
 			return nil, "", errors.New("-queue-calls needs -concurrency or -rate")
 		}
-		return srv, "disabled", nil
+		srv, err := server.New(echoMux(nil), so)
+		return srv, "disabled", err
 	}
 	ko := kernel.Options{Global: kernel.Rule{Limits: limits}}
 	if o.QueueCalls > 0 {
 		ko.Queue = kernel.QueuePolicy{MaxQueuedCalls: o.QueueCalls, MaxQueuedBytes: int64(o.QueueCalls) << 20, MaxQueueDelay: o.QueueDelay}
 	}
-	if _, err := srv.Admission().Enable(ko); err != nil {
+	so.Admission = &ko // in force before the first connection
+	srv, err := server.New(echoMux(nil), so)
+	if err != nil {
 		return nil, "", err
 	}
 	return srv, fmt.Sprintf("concurrency=%d rate=%d/s queue=%d", o.Concurrency, o.Rate, o.QueueCalls), nil
