@@ -180,7 +180,7 @@ func (c *conn) handshake() bool {
 		}
 		c.peer.Identity = id
 	}
-	if _, err := c.nc.Write(c.s.ack); err != nil {
+	if _, err := c.nc.Write(*c.s.ackFrame.Load()); err != nil {
 		return false
 	}
 	_ = c.nc.SetDeadline(time.Time{})

@@ -10,3 +10,9 @@ type TestHooks struct {
 
 // SetTestHooks installs h.
 func SetTestHooks(s *Server, h *TestHooks) { s.hooks.Store(&hooks{afterCapture: h.AfterCapture}) }
+
+// EnforcedCallCapacity is the call capacity the server enforces, per
+// connection and per server (kernel.MaxCallCapacity for "no bound").
+func EnforcedCallCapacity(s *Server) (perConn, perServer int) {
+	return s.connCaps.Capacity(), s.calls.Snapshot().Capacity
+}

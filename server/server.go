@@ -22,7 +22,16 @@ import (
 type Server struct {
 	o       resolved
 	methods [][]method // by service id, then method id
-	ack     []byte     // the encoded HandshakeAck frame, the same for every client
+	// ack is the HandshakeAck every client gets, its frame encoded once
+	// per change of the call capacity it advertises (ackFrame).
+	ack      protocol.HandshakeAck
+	ackFrame atomic.Pointer[[]byte]
+
+	// setMu serializes SetCallCapacity (and SetConnectionLimits), so
+	// that concurrent callers never leave a mix of two values; callCap
+	// is the capacity in force, guarded by it.
+	setMu   sync.Mutex
+	callCap CallCapacity
 
 	kernel   *kernel.Kernel
 	gate     *conngate.Gate
@@ -89,7 +98,8 @@ func New(mux *Mux, o Options) (*Server, error) {
 		ack.Services = append(ack.Services, info)
 		s.methods = append(s.methods, ms)
 	}
-	if s.ack, err = protocol.AppendHandshakeAck(nil, &ack); err != nil {
+	s.ack, s.callCap = ack, r.Calls
+	if err := s.encodeAck(); err != nil {
 		return nil, err
 	}
 	if s.kernel, err = kernel.New(kernel.Config{Catalog: cat.Build(), Clock: r.Clock, Registry: r.Registry}); err != nil {
@@ -122,7 +132,36 @@ func (s *Server) SetConnectionLimits(l ConnectionLimits) error {
 	if err != nil {
 		return err
 	}
+	s.setMu.Lock()
+	defer s.setMu.Unlock()
 	return s.gate.SetLimits(g)
+}
+
+// ConnectionLimits returns the connection bounds in force (defaults
+// filled in).
+func (s *Server) ConnectionLimits() ConnectionLimits {
+	g := s.gate.Limits()
+	return ConnectionLimits{MaxConnections: g.MaxConnections, MaxHandshakes: g.MaxHandshakes}
+}
+
+// CallCapacity returns the call capacity in force, as last given to New
+// or SetCallCapacity (zero fields: kernel.MaxCallCapacity).
+func (s *Server) CallCapacity() CallCapacity {
+	s.setMu.Lock()
+	defer s.setMu.Unlock()
+	return s.callCap
+}
+
+// encodeAck encodes the HandshakeAck with the per-connection call capacity
+// in force. s.setMu held (or s not shared yet).
+func (s *Server) encodeAck() error {
+	s.ack.MaxConcurrentCalls = uint32(s.callCap.PerConnection)
+	frame, err := protocol.AppendHandshakeAck(nil, &s.ack)
+	if err != nil {
+		return err
+	}
+	s.ackFrame.Store(&frame)
+	return nil
 }
 
 // SetCallCapacity changes the call capacity live, per connection (every
@@ -134,9 +173,15 @@ func (s *Server) SetCallCapacity(c CallCapacity) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
+	s.setMu.Lock()
+	defer s.setMu.Unlock()
 	s.connCaps.SetCapacity(capacityOrMax(c.PerConnection))
 	s.calls.SetCapacity(capacityOrMax(c.PerServer))
-	return nil
+	s.callCap = c
+	// Clients that connect from now on are told the new capacity;
+	// connected ones keep the value of their handshake (the server
+	// enforces the one in force either way).
+	return s.encodeAck()
 }
 
 // Serve accepts connections on l until Stop or Close (then it returns
