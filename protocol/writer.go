@@ -45,6 +45,7 @@ type Writer struct {
 	pending []byte
 	spare   []byte // the buffer of the batch in flight, recycled
 	idle    bool   // the flusher is waiting on data
+	final   bool   // WriteFinal queued the last frame: later Writes fail
 	closed  bool
 	err     error
 	done    chan struct{} // closed when the flusher returns
@@ -76,14 +77,14 @@ func NewWriter(w io.Writer, bufSize int) *Writer {
 // error if one occurred, or ErrWriterClosed after Close.
 func (w *Writer) Write(frame []byte) error {
 	w.mu.Lock()
-	for w.err == nil && !w.closed && len(w.pending) > 0 && len(w.pending)+len(frame) > w.limit {
+	for w.err == nil && !w.closed && !w.final && len(w.pending) > 0 && len(w.pending)+len(frame) > w.limit {
 		w.space.Wait()
 	}
 	if err := w.err; err != nil {
 		w.mu.Unlock()
 		return err
 	}
-	if w.closed {
+	if w.closed || w.final {
 		w.mu.Unlock()
 		return ErrWriterClosed
 	}
@@ -92,6 +93,29 @@ func (w *Writer) Write(frame []byte) error {
 		w.data.Signal()
 	}
 	w.mu.Unlock()
+	return nil
+}
+
+// WriteFinal queues frame as the last one: frames queued before it are
+// written before it, and every later Write returns ErrWriterClosed (a
+// connection-level Error is the last frame a peer gets). It does not wait
+// for pending space: the frame is accepted whatever is pending, so that
+// the last word is never lost to a full buffer. Close still flushes it.
+func (w *Writer) WriteFinal(frame []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.err; err != nil {
+		return err
+	}
+	if w.closed || w.final {
+		return ErrWriterClosed
+	}
+	w.final = true
+	w.pending = append(w.pending, frame...)
+	w.space.Broadcast() // blocked writers now fail
+	if w.idle {
+		w.data.Signal()
+	}
 	return nil
 }
 

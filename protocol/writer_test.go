@@ -210,3 +210,33 @@ func TestWriterCloseUnblocksWriters(t *testing.T) {
 		assert.Equal(t, bytes.Repeat(frame, 2), out, "Close flushes what was pending, nothing of the writers it unblocked")
 	})
 }
+
+// WriteFinal: frames queued before it go out before it, nothing after it,
+// and a writer blocked on a full buffer is released with ErrWriterClosed.
+func TestWriterWriteFinal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out bytes.Buffer
+		gate := make(chan struct{})
+		w := protocol.NewWriter(writerFunc(func(p []byte) (int, error) {
+			<-gate
+			return out.Write(p)
+		}), 3)
+		require.NoError(t, w.Write([]byte("ab")))
+		synctest.Wait() // the flusher holds "ab", blocked in the gated write
+		require.NoError(t, w.Write([]byte("cd")))
+		blocked := make(chan error, 1)
+		go func() { blocked <- w.Write([]byte("ef")) }() // pending full: waits
+		synctest.Wait()
+		require.NoError(t, w.WriteFinal([]byte("XY")))
+		require.ErrorIs(t, <-blocked, protocol.ErrWriterClosed)
+		require.ErrorIs(t, w.Write([]byte("gh")), protocol.ErrWriterClosed)
+		require.ErrorIs(t, w.WriteFinal([]byte("ZZ")), protocol.ErrWriterClosed)
+		close(gate)
+		require.NoError(t, w.Close())
+		require.Equal(t, "abcdXY", out.String())
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -282,7 +282,7 @@ func (c *conn) violation(err error) {
 	c.s.stats.violations.Add(1)
 	f, ferr := protocol.AppendError(nil, 0, &protocol.ErrorFrame{Code: protocol.CodeInternal, Message: clip("protocol violation: " + err.Error())})
 	if ferr == nil {
-		_ = c.w.Write(f)
+		_ = c.w.WriteFinal(f) // nothing follows a connection Error
 	}
 	c.s.o.Logger.Debug("protocol violation", "remote", c.peer.RemoteAddr, "error", err)
 }

@@ -55,3 +55,33 @@ func TestTheLargestHandshakeIsAcceptedThenFullFrames(t *testing.T) {
 	r := c.call("echo", "Say", body)
 	require.Equal(t, len(body), len(r.body), "a 3 MiB request and its answer")
 }
+
+// After a connection-level Error the server sends nothing more on the
+// connection: the answers of calls still in flight (here a held call,
+// cancelled by the connection's end) are not written after it.
+func TestNothingFollowsAConnectionError(t *testing.T) {
+	s := startServer(t, server.Options{})
+	c := dialRaw(t, s.addr)
+	c.send("echo", "Hold", nil, nil)
+	<-s.mux.entered
+	// A Ping with a payload of the wrong length is a violation.
+	frame := protocol.AppendHeader(nil, protocol.Header{Type: protocol.FramePing, Length: 3})
+	c.write(append(frame, 1, 2, 3))
+	var after []protocol.Header
+	seen := false
+	for {
+		h, _, err := c.readErr()
+		if err != nil {
+			break
+		}
+		if seen {
+			after = append(after, h)
+		}
+		if h.Type == protocol.FrameError && h.ID == 0 {
+			seen = true
+		}
+	}
+	require.True(t, seen, "a connection Error")
+	require.Empty(t, after, "frames after the connection Error")
+	<-s.mux.ctxErr
+}
