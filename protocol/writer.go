@@ -96,6 +96,26 @@ func (w *Writer) Write(frame []byte) error {
 	return nil
 }
 
+// WriteNoWait queues frame like Write but never waits for pending space:
+// the frame is accepted beyond the bound. It is for a few small control
+// frames (a GoAway) that must not block their sender, Stop say, behind a
+// peer that does not read; the bound holds for everything else.
+func (w *Writer) WriteNoWait(frame []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.err; err != nil {
+		return err
+	}
+	if w.closed || w.final {
+		return ErrWriterClosed
+	}
+	w.pending = append(w.pending, frame...)
+	if w.idle {
+		w.data.Signal()
+	}
+	return nil
+}
+
 // WriteFinal queues frame as the last one: frames queued before it are
 // written before it, and every later Write returns ErrWriterClosed (a
 // connection-level Error is the last frame a peer gets). It does not wait

@@ -324,7 +324,9 @@ func (c *conn) goAway() {
 			msg = *m
 		}
 		if f, err := protocol.AppendGoAway(nil, &protocol.GoAway{LastID: c.lastID.Load(), Code: protocol.CodeOK, Message: msg}); err == nil {
-			_ = c.w.Write(f)
+			// Never blocks (Stop sends it): a peer that does not read
+			// cannot hold the GoAway's sender.
+			_ = c.w.WriteNoWait(f)
 		}
 		if c.active.Load() == 0 {
 			c.end()

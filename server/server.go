@@ -278,17 +278,24 @@ func (s *Server) unregister(c *conn) {
 // answered Unavailable), sends GoAway with the last accepted request id on
 // every connection, lets the calls in flight finish, and closes the
 // connections. If ctx ends first, Stop closes everything as Close does and
-// returns ctx's error. Stop may be called more than once.
+// returns ctx's error: Stop is bounded by ctx even when a peer never reads
+// (the GoAway never waits for buffer space, and blocked flushes end with
+// the close). Stop may be called more than once.
 func (s *Server) Stop(ctx context.Context) error {
 	conns := s.shutDown(false)
 
 	s.kernel.Seal()
+	// Draining a connection queues its GoAway and, when no call is in
+	// flight, flushes and closes it: a peer that does not read can hold
+	// that flush, so it runs beside Stop, which stays bounded by ctx.
+	var drains sync.WaitGroup
 	for _, c := range conns {
-		c.drain()
+		drains.Go(c.drain)
 	}
 	done := make(chan struct{})
 	go func() {
 		s.connWG.Wait()
+		drains.Wait()
 		close(done)
 	}()
 	select {
@@ -296,7 +303,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		s.cancel()
 		return s.kernel.Drain(ctx)
 	case <-ctx.Done():
-		_ = s.Close()
+		_ = s.Close() // closes every connection: blocked writes fail
 		<-done
 		return ctx.Err()
 	}

@@ -1,0 +1,68 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicerpc/sluice/server"
+)
+
+// Stop is bounded by its context even when a peer never reads: its
+// responses fill the socket and the connection's writer, the GoAway cannot
+// be written, and when the context ends Stop closes everything and returns
+// the context's error.
+func TestStopIsBoundedWhenAPeerNeverReads(t *testing.T) {
+	for _, idle := range []bool{false, true} {
+		name := "calls blocked on the writer"
+		if idle {
+			name = "no call in flight, the flush blocked"
+		}
+		t.Run(name, func(t *testing.T) {
+			o := server.Options{}
+			if idle {
+				// Every answer fits the writer's buffer: the calls end,
+				// the flush does not.
+				o.WriteBufferSize = 64 << 20
+			}
+			s := startServer(t, o)
+			c := dialRaw(t, s.addr)
+			body := make([]byte, 256<<10)
+			n := 120 // 30 MiB of answers: far more than the socket buffers hold
+			for range n {
+				c.send("echo", "Say", body, nil)
+			}
+			// Nothing is read. Wait until the server has handled every
+			// request: its answers are queued or blocked.
+			require.Eventually(t, func() bool { return s.Stats().Calls >= uint64(n) }, 30*time.Second, time.Millisecond)
+			if idle {
+				// The calls end once their answers are queued; the
+				// writer's flush stays blocked on the full socket.
+				require.Eventually(t, func() bool { return s.Stats().ServerCalls.Active == 0 }, 30*time.Second, time.Millisecond)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			stopped := make(chan error, 1)
+			go func() { stopped <- s.Stop(ctx) }()
+			select {
+			case err := <-stopped:
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+			case <-time.After(20 * time.Second):
+				t.Fatal("Stop is still running 20 s after its context ended")
+			}
+			require.Zero(t, s.Stats().Connections)
+			var ne net.Error
+			_ = c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+			for { // the peer sees the connection end
+				if _, _, err := c.rd.ReadFrame(); err != nil {
+					require.False(t, errors.As(err, &ne) && ne.Timeout(), "the connection was not closed")
+					break
+				}
+			}
+		})
+	}
+}
