@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 )
 
@@ -28,11 +29,26 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, cancel := context.WithCancel(context.Background())
+	force := make(chan struct{})
+	forceStop = force
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		cancel() // the first SIGINT or SIGTERM: graceful, bounded stop
+		<-sigs
+		close(force) // the second: close at once
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
 	os.Exit(code)
 }
+
+// forceStop is closed by a second interrupt or termination signal: a
+// command that is stopping gracefully stops at once. Nil (never closed)
+// outside main.
+var forceStop <-chan struct{}
 
 // run dispatches a subcommand and returns the process exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

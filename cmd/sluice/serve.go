@@ -47,7 +47,7 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.Int64Var(&o.Rate, "rate", 0, "admission: global token bucket, this many calls per second with a burst of as many (0: none)")
 	fs.IntVar(&o.QueueCalls, "queue-calls", 0, "admission: calls that may wait for capacity (0: none wait)")
 	fs.DurationVar(&o.QueueDelay, "queue-delay", 100*time.Millisecond, "admission: how long a call may wait")
-	fs.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Second, "on interrupt, how long calls in flight may take before the server closes")
+	fs.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long calls in flight may take before the server closes (a second signal closes at once; exit status 1 when the drain did not complete)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: sluice serve [flags]\n\nServes the echo service (echo/Say, echo/Sleep) until interrupted.\n\nflags:\n")
 		fs.PrintDefaults()
@@ -74,13 +74,27 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		return exitFail
 	case <-ctx.Done():
 	}
+	// Graceful and bounded: calls in flight get -stop-timeout; a second
+	// signal closes at once. Either way the exit status says whether the
+	// drain completed.
 	stopCtx, cancel := context.WithTimeout(context.Background(), o.StopTimeout)
 	defer cancel()
-	if err := srv.Stop(stopCtx); err != nil {
-		fmt.Fprintf(stderr, "sluice serve: stop: %v\n", err)
+	stopped := make(chan error, 1)
+	go func() { stopped <- srv.Stop(stopCtx) }()
+	var stopErr error
+	select {
+	case stopErr = <-stopped:
+	case <-forceStop:
+		cancel() // Stop closes everything and returns at once
+		stopErr = fmt.Errorf("interrupted again: closed at once: %w", <-stopped)
 	}
 	<-done
 	st := srv.Stats()
+	if stopErr != nil {
+		fmt.Fprintf(stderr, "sluice serve: stop: %v (calls in flight were cut off)\n", stopErr)
+		fmt.Fprintf(stdout, "sluice serve: stopped after %d calls (%d refused), drain incomplete\n", st.Calls, sum(st.Refusals))
+		return exitFail
+	}
 	fmt.Fprintf(stdout, "sluice serve: stopped after %d calls (%d refused)\n", st.Calls, sum(st.Refusals))
 	return exitOK
 }
