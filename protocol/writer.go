@@ -77,23 +77,11 @@ func NewWriter(w io.Writer, bufSize int) *Writer {
 // error if one occurred, or ErrWriterClosed after Close.
 func (w *Writer) Write(frame []byte) error {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	for w.err == nil && !w.closed && !w.final && len(w.pending) > 0 && len(w.pending)+len(frame) > w.limit {
 		w.space.Wait()
 	}
-	if err := w.err; err != nil {
-		w.mu.Unlock()
-		return err
-	}
-	if w.closed || w.final {
-		w.mu.Unlock()
-		return ErrWriterClosed
-	}
-	w.pending = append(w.pending, frame...)
-	if w.idle {
-		w.data.Signal()
-	}
-	w.mu.Unlock()
-	return nil
+	return w.queueLocked(frame, false)
 }
 
 // WriteNoWait queues frame like Write but never waits for pending space:
@@ -103,17 +91,7 @@ func (w *Writer) Write(frame []byte) error {
 func (w *Writer) WriteNoWait(frame []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err := w.err; err != nil {
-		return err
-	}
-	if w.closed || w.final {
-		return ErrWriterClosed
-	}
-	w.pending = append(w.pending, frame...)
-	if w.idle {
-		w.data.Signal()
-	}
-	return nil
+	return w.queueLocked(frame, false)
 }
 
 // WriteFinal queues frame as the last one: frames queued before it are
@@ -124,15 +102,25 @@ func (w *Writer) WriteNoWait(frame []byte) error {
 func (w *Writer) WriteFinal(frame []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.queueLocked(frame, true)
+}
+
+// queueLocked appends frame to the pending batch and wakes the flusher,
+// or returns the write error, or ErrWriterClosed after Close or a final
+// frame. final makes frame the last one: writers blocked on space are
+// woken to fail. w.mu held.
+func (w *Writer) queueLocked(frame []byte, final bool) error {
 	if err := w.err; err != nil {
 		return err
 	}
 	if w.closed || w.final {
 		return ErrWriterClosed
 	}
-	w.final = true
 	w.pending = append(w.pending, frame...)
-	w.space.Broadcast() // blocked writers now fail
+	if final {
+		w.final = true
+		w.space.Broadcast()
+	}
 	if w.idle {
 		w.data.Signal()
 	}
