@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // DefaultWriteBufferSize is the pending-buffer bound used by [NewWriter]
@@ -36,39 +38,124 @@ var ErrWriterClosed = errors.New("sluice/protocol: writer closed")
 // flushes what is pending, stops the flusher and returns the first write
 // error; it does not close the underlying io.Writer.
 type Writer struct {
-	w     io.Writer
-	limit int
+	w       io.Writer
+	limit   int
+	timeout time.Duration
+	onError func(error)
 
 	mu      sync.Mutex
 	data    sync.Cond // the flusher waits here for pending frames or Close
 	space   sync.Cond // writers wait here for pending space
-	pending []byte
-	spare   []byte // the buffer of the batch in flight, recycled
-	idle    bool   // the flusher is waiting on data
-	final   bool   // WriteFinal queued the last frame: later Writes fail
+	pending *batchBuf // nil while the flusher is idle with nothing pending
+	spare   *batchBuf // the buffer of the batch in flight, recycled
+	waiting int       // writers blocked on space
+	idle    bool      // the flusher is waiting on data
+	final   bool      // WriteFinal queued the last frame: later Writes fail
 	closed  bool
 	err     error
 	done    chan struct{} // closed when the flusher returns
+
+	// saturated is set while the unsent frames reach the bound: pending
+	// bytes at the limit, or a writer waiting for space. Readers of the
+	// connection poll it without the lock (Saturated).
+	saturated atomic.Bool
+}
+
+// WriterConfig configures [NewWriterConfig]; the zero value of each field
+// selects its default.
+type WriterConfig struct {
+	// BufferSize bounds the pending bytes (DefaultWriteBufferSize when
+	// <= 0).
+	BufferSize int
+
+	// WriteTimeout, when positive and the underlying writer has a
+	// SetWriteDeadline method (a net.Conn), bounds each write to it: a
+	// write that makes no progress for this long fails with the
+	// deadline's error, which then fails the Writer. Batches larger than
+	// BufferSize are written in pieces, each with a fresh deadline, so a
+	// slow but live peer is not mistaken for a dead one.
+	WriteTimeout time.Duration
+
+	// OnError, when not nil, is called once, on the flusher goroutine,
+	// with the first error of the underlying writer (a timeout
+	// included), after the Writer has failed. It must not block for
+	// long; closing the connection is its typical use.
+	OnError func(error)
 }
 
 // NewWriter returns a Writer writing batches to w, bounding pending frames
 // to bufSize bytes (DefaultWriteBufferSize if bufSize <= 0), and starts its
 // flusher goroutine. Call Close to stop it.
 func NewWriter(w io.Writer, bufSize int) *Writer {
-	if bufSize <= 0 {
-		bufSize = DefaultWriteBufferSize
+	return NewWriterConfig(w, WriterConfig{BufferSize: bufSize})
+}
+
+// NewWriterConfig returns a Writer writing batches to w as cfg says and
+// starts its flusher goroutine. Call Close to stop it.
+//
+// The Writer holds no buffer while it is idle: its batch buffers come
+// from a pool shared by every Writer when a frame is queued and return to
+// it when the flusher has written everything, so an idle connection costs
+// the Writer struct and its goroutine only.
+func NewWriterConfig(w io.Writer, cfg WriterConfig) *Writer {
+	if cfg.BufferSize <= 0 {
+		cfg.BufferSize = DefaultWriteBufferSize
 	}
 	fw := &Writer{
 		w:       w,
-		limit:   bufSize,
-		pending: make([]byte, 0, bufSize),
-		spare:   make([]byte, 0, bufSize),
+		limit:   cfg.BufferSize,
+		timeout: cfg.WriteTimeout,
+		onError: cfg.OnError,
 		done:    make(chan struct{}),
 	}
 	fw.data.L = &fw.mu
 	fw.space.L = &fw.mu
 	go fw.flush()
 	return fw
+}
+
+// Saturated reports, without locking, whether the frames not yet handed
+// to the underlying writer reach the bound: the pending bytes are at the
+// limit or a Write waits for space. A connection's reader checks it before
+// reading another request, so that a peer that does not read stops being
+// read (backpressure on that connection only).
+func (w *Writer) Saturated() bool { return w.saturated.Load() }
+
+// WaitUnsaturated blocks until [Writer.Saturated] would report false, or
+// the Writer failed or was closed (then it returns that error, or
+// ErrWriterClosed).
+func (w *Writer) WaitUnsaturated() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.err == nil && !w.closed && w.saturatedLocked() {
+		w.space.Wait()
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return ErrWriterClosed
+	}
+	return nil
+}
+
+func (w *Writer) saturatedLocked() bool {
+	return w.waiting > 0 || (w.pending != nil && len(w.pending.b) >= w.limit)
+}
+
+// updateSaturatedLocked publishes saturatedLocked; w.mu held.
+func (w *Writer) updateSaturatedLocked() {
+	if s := w.saturatedLocked(); s != w.saturated.Load() {
+		w.saturated.Store(s)
+	}
+}
+
+// pendingLen is the number of pending bytes; w.mu held.
+func (w *Writer) pendingLen() int {
+	if w.pending == nil {
+		return 0
+	}
+	return len(w.pending.b)
 }
 
 // Write queues frame, an already encoded header and payload, for writing.
@@ -78,10 +165,19 @@ func NewWriter(w io.Writer, bufSize int) *Writer {
 func (w *Writer) Write(frame []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for w.err == nil && !w.closed && !w.final && len(w.pending) > 0 && len(w.pending)+len(frame) > w.limit {
-		w.space.Wait()
+	if w.err == nil && !w.closed && !w.final && w.pendingLen() > 0 && w.pendingLen()+len(frame) > w.limit {
+		w.waiting++
+		w.updateSaturatedLocked()
+		for w.err == nil && !w.closed && !w.final && w.pendingLen() > 0 && w.pendingLen()+len(frame) > w.limit {
+			w.space.Wait()
+		}
+		w.waiting--
 	}
-	return w.queueLocked(frame, false)
+	// A reader in WaitUnsaturated is woken by the flusher taking the
+	// batch this frame joined.
+	err := w.queueLocked(frame, false)
+	w.updateSaturatedLocked()
+	return err
 }
 
 // WriteNoWait queues frame like Write but never waits for pending space:
@@ -91,7 +187,9 @@ func (w *Writer) Write(frame []byte) error {
 func (w *Writer) WriteNoWait(frame []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.queueLocked(frame, false)
+	err := w.queueLocked(frame, false)
+	w.updateSaturatedLocked()
+	return err
 }
 
 // WriteFinal queues frame as the last one: frames queued before it are
@@ -102,7 +200,9 @@ func (w *Writer) WriteNoWait(frame []byte) error {
 func (w *Writer) WriteFinal(frame []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.queueLocked(frame, true)
+	err := w.queueLocked(frame, true)
+	w.updateSaturatedLocked()
+	return err
 }
 
 // queueLocked appends frame to the pending batch and wakes the flusher,
@@ -116,7 +216,10 @@ func (w *Writer) queueLocked(frame []byte, final bool) error {
 	if w.closed || w.final {
 		return ErrWriterClosed
 	}
-	w.pending = append(w.pending, frame...)
+	if w.pending == nil {
+		w.pending = getBatchBuf()
+	}
+	w.pending.b = append(w.pending.b, frame...)
 	if final {
 		w.final = true
 		w.space.Broadcast()
@@ -150,31 +253,77 @@ func (w *Writer) flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for {
-		for len(w.pending) == 0 && !w.closed {
+		for w.pendingLen() == 0 && !w.closed {
+			// Idle: the buffers go back to the pool.
+			w.pending = putBatchBuf(w.pending)
+			w.spare = putBatchBuf(w.spare)
 			w.idle = true
 			w.data.Wait()
 			w.idle = false
 		}
-		if len(w.pending) == 0 { // closed and drained
+		if w.pendingLen() == 0 { // closed and drained
+			w.pending = putBatchBuf(w.pending)
+			w.spare = putBatchBuf(w.spare)
 			return
 		}
 		batch := w.pending
-		w.pending, w.spare = w.spare[:0], nil
+		w.pending, w.spare = w.spare, nil
+		if w.pending != nil {
+			w.pending.b = w.pending.b[:0]
+		}
+		w.updateSaturatedLocked()
 		w.space.Broadcast()
 		w.mu.Unlock()
 
+		err := w.writeBatch(batch.b)
+
+		w.mu.Lock()
+		batch.b = batch.b[:0]
+		w.spare = batch
+		if err != nil {
+			w.err = err
+			w.pending = putBatchBuf(w.pending)
+			w.spare = putBatchBuf(w.spare)
+			w.saturated.Store(false) // WaitUnsaturated reports w.err
+			w.space.Broadcast()
+			if f := w.onError; f != nil {
+				w.mu.Unlock()
+				f(err)
+				w.mu.Lock()
+			}
+			return
+		}
+	}
+}
+
+// deadliner is what a net.Conn offers for write deadlines.
+type deadliner interface{ SetWriteDeadline(time.Time) error }
+
+// writeBatch hands batch to the underlying writer: in one Write, or,
+// with a write timeout, in pieces of at most the buffer size, each under a
+// fresh deadline.
+func (w *Writer) writeBatch(batch []byte) error {
+	dl, ok := w.w.(deadliner)
+	if !ok || w.timeout <= 0 {
 		n, err := w.w.Write(batch)
 		if err == nil && n < len(batch) {
 			err = io.ErrShortWrite
 		}
-
-		w.mu.Lock()
-		w.spare = batch[:0]
-		if err != nil {
-			w.err = err
-			w.pending = w.pending[:0]
-			w.space.Broadcast()
-			return
-		}
+		return err
 	}
+	for len(batch) > 0 {
+		piece := batch[:min(len(batch), w.limit)]
+		if err := dl.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil {
+			return err
+		}
+		n, err := w.w.Write(piece)
+		if err == nil && n < len(piece) {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			return err
+		}
+		batch = batch[len(piece):]
+	}
+	return nil
 }
