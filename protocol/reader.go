@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"sync"
 )
 
-// DefaultReadBufferSize is the bufio buffer size used by [NewReader].
-const DefaultReadBufferSize = 32 << 10
+// DefaultReadBufferSize is the bufio buffer size used by [NewReader]:
+// the read-ahead a connection holds even while idle. Payloads up to this
+// size are returned from it without a copy; larger ones are read into a
+// payload buffer that exists only while such frames arrive.
+const DefaultReadBufferSize = 4 << 10
 
 // firstPayloadChunk is the least a payload buffer grows to: a frame
 // declaring more is read into a buffer that doubles as its bytes arrive.
@@ -24,7 +28,10 @@ type Reader struct {
 	br       *bufio.Reader
 	maxFrame uint32
 	hdr      [HeaderSize]byte
-	buf      []byte
+	bufp     *[]byte // payload buffer for frames larger than br's buffer; pooled
+	buf      []byte  // *bufp while it is held
+	budget   *FrameBudget
+	held     int64 // bytes of budget the last large frame holds
 	err      error
 }
 
@@ -43,6 +50,25 @@ func NewReaderSize(r io.Reader, size int, lim Limits) *Reader {
 // frame on, e.g. to the value announced in the handshake.
 func (r *Reader) SetMaxFrameSize(n uint32) { r.maxFrame = n }
 
+// SetBudget makes the Reader charge the payload buffer of every frame
+// larger than its read-ahead to b while the frame arrives: before the
+// buffer grows, the growth is taken from b, and a frame that cannot get it
+// fails with [ErrFrameBudget]. When the frame is complete its charge stays
+// until the next ReadFrame, or moves to the caller with [Reader.TakeCharge].
+// Nil (the default) charges nothing.
+func (r *Reader) SetBudget(b *FrameBudget) { r.budget = b }
+
+// TakeCharge hands the caller the budget bytes the frame ReadFrame just
+// returned holds (0 for a frame within the read-ahead or without a
+// budget): the caller now owns them and gives them back with
+// FrameBudget.Release, for example when the copy it keeps of the payload
+// is no longer needed. Untaken charges are released by the next ReadFrame.
+func (r *Reader) TakeCharge() int64 {
+	n := r.held
+	r.held = 0
+	return n
+}
+
 // ReadFrame reads the next frame and returns its validated header and its
 // payload. The payload aliases the Reader's internal buffer and is valid
 // only until the next call to ReadFrame; the caller must copy what it keeps.
@@ -50,29 +76,43 @@ func (r *Reader) SetMaxFrameSize(n uint32) { r.maxFrame = n }
 // The header is validated before the payload is read, so an oversized
 // length is rejected without reading or buffering the payload. Memory
 // follows the bytes that arrived, never the length a header declares: a
-// payload larger than the buffer is read into one that doubles as its
-// bytes come in (from 16 KiB), so a peer that declares 4 MiB and sends
-// nothing more costs its connection at most 16 KiB beyond the buffer it
-// already had. The buffer is kept for later frames, growing to the
-// largest payload seen (at most the maximum frame size); in steady state
-// ReadFrame does not allocate.
+// payload larger than the read-ahead is read into a buffer that doubles as
+// its bytes come in (from 16 KiB), so a peer that declares 4 MiB and sends
+// nothing more costs its connection at most 16 KiB beyond the read-ahead.
+// The payload buffer is kept while frames keep coming and goes back to a
+// pool shared by all Readers when the read-ahead is empty (the next read
+// may block: the connection may be idle), so an idle connection holds the
+// read-ahead only; in steady state ReadFrame does not allocate.
 //
 // ReadFrame returns io.EOF if the stream ends exactly at a frame boundary,
 // io.ErrUnexpectedEOF if it ends inside a frame, a [*ProtocolError] for an
-// invalid header, or the underlying reader's error.
+// invalid header, [ErrFrameBudget] when the budget cannot cover a large
+// frame, or the underlying reader's error.
 func (r *Reader) ReadFrame() (Header, []byte, error) {
+	if r.held > 0 {
+		r.budget.Release(r.held)
+		r.held = 0
+	}
 	if r.err != nil {
 		return Header{}, nil, r.err
 	}
 	h, p, err := r.readFrame()
 	if err != nil {
 		r.err = err
+		if r.held > 0 {
+			r.budget.Release(r.held)
+			r.held = 0
+		}
+		r.releaseBuf()
 		return Header{}, nil, err
 	}
 	return h, p, nil
 }
 
 func (r *Reader) readFrame() (Header, []byte, error) {
+	if r.br.Buffered() == 0 {
+		r.releaseBuf() // the next read may wait: hold no payload buffer
+	}
 	if _, err := io.ReadFull(r.br, r.hdr[:]); err != nil {
 		return Header{}, nil, err // io.EOF only when no byte was read
 	}
@@ -80,7 +120,16 @@ func (r *Reader) readFrame() (Header, []byte, error) {
 	if err != nil {
 		return Header{}, nil, err
 	}
-	p, err := r.readPayload(int(h.Length))
+	var p []byte
+	if n := int(h.Length); n <= r.br.Size() {
+		p, err = r.br.Peek(n)
+		if err == nil {
+			_, _ = r.br.Discard(n)
+			p = p[:n:n]
+		}
+	} else {
+		p, err = r.readLarge(n)
+	}
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
@@ -90,23 +139,28 @@ func (r *Reader) readFrame() (Header, []byte, error) {
 	return h, p, nil
 }
 
-// readPayload reads the next n bytes into the reused buffer, growing it
-// only as the bytes arrive.
-func (r *Reader) readPayload(n int) ([]byte, error) {
-	if n <= cap(r.buf) {
-		p := r.buf[:n:n]
-		_, err := io.ReadFull(r.br, p)
-		return p, err
+// readLarge reads the next n bytes into the payload buffer, growing it
+// only as the bytes arrive, and charging the budget before each growth.
+func (r *Reader) readLarge(n int) ([]byte, error) {
+	if r.bufp == nil {
+		r.bufp = payloadBufs.Get().(*[]byte)
+		r.buf = (*r.bufp)[:0]
 	}
 	p := r.buf[:0]
 	for len(p) < n {
-		if len(p) == cap(p) {
-			grown := make([]byte, len(p), min(n, max(2*cap(p), firstPayloadChunk)))
+		// The frame may now occupy twice what arrived (at least the
+		// first chunk): charge that, then grow to it if need be.
+		want := min(n, max(2*len(p), firstPayloadChunk))
+		if err := r.charge(int64(want)); err != nil {
+			return nil, err
+		}
+		if want > cap(p) {
+			grown := make([]byte, len(p), want)
 			copy(grown, p)
 			p = grown
 			r.buf = p
 		}
-		k, err := r.br.Read(p[len(p):min(cap(p), n)])
+		k, err := r.br.Read(p[len(p):want])
 		p = p[:len(p)+k]
 		if err != nil && len(p) < n {
 			return nil, err
@@ -114,3 +168,33 @@ func (r *Reader) readPayload(n int) ([]byte, error) {
 	}
 	return p[:n:n], nil
 }
+
+// charge brings the frame's charge up to n bytes.
+func (r *Reader) charge(n int64) error {
+	if r.budget == nil || n <= r.held {
+		return nil
+	}
+	if !r.budget.TryAcquire(n - r.held) {
+		return ErrFrameBudget
+	}
+	r.held = n
+	return nil
+}
+
+// releaseBuf gives the payload buffer back to the pool.
+func (r *Reader) releaseBuf() {
+	if r.bufp == nil {
+		return
+	}
+	if cap(r.buf) <= maxPooledPayload {
+		*r.bufp = r.buf[:0]
+		payloadBufs.Put(r.bufp)
+	}
+	r.bufp, r.buf = nil, nil
+}
+
+// maxPooledPayload keeps payload buffers larger than the default maximum
+// frame size out of the pool.
+const maxPooledPayload = 4 << 20
+
+var payloadBufs = sync.Pool{New: func() any { return new([]byte) }}

@@ -141,6 +141,5 @@ func TestReaderPayloadReused(t *testing.T) {
 	_, p2, err := r.ReadFrame()
 	require.NoError(t, err)
 	assert.Equal(t, "other", string(p2))
-	assert.Equal(t, "other", string(p1), "the payload buffer is reused by the next ReadFrame")
 	assert.Equal(t, len(p2), cap(p2), "the payload cannot be appended into the buffer")
 }
