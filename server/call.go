@@ -31,6 +31,7 @@ type call struct {
 	res kernel.Call
 
 	payload []byte           // the request payload, copied off the reader
+	charge  int64            // MaxFrameMemory bytes a large payload holds
 	req     protocol.Request // parsed from payload: Body and Metadata alias it
 	out     []byte           // response frame: header room, then the body
 }
@@ -118,6 +119,7 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 	// 100 ns) so that its body and metadata alias the copy. Copying only
 	// here keeps every refusal above free of the copy.
 	cl.payload = append(cl.payload[:0], payload...)
+	cl.charge = c.rd.TakeCharge()
 	if err := protocol.ParseRequest(h, cl.payload, c.lim, &cl.req); err != nil {
 		panic("server: a request that parsed once does not parse again: " + err.Error())
 	}
@@ -241,6 +243,10 @@ func (cl *call) release() {
 		cl.admitted, cl.ran = false, false
 	}
 	cl.res.Release()
+	if cl.charge > 0 {
+		cl.c.s.frameBudget.Release(cl.charge)
+		cl.charge = 0
+	}
 	cl.cancel()
 }
 

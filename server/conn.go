@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,7 @@ type conn struct {
 	lastID     atomic.Uint64 // last accepted request id
 	ready      atomic.Bool   // the handshake is done and w exists
 	draining   atomic.Bool
+	paused     atomic.Bool // the reader waits for the client to read
 	goAwayOnce sync.Once
 	goAwayMsg  atomic.Pointer[string]
 	endOnce    sync.Once
@@ -98,7 +100,11 @@ func (c *conn) serve() {
 	c.caps = c.s.connCaps.Open()
 	defer c.s.connCaps.Close(c.caps)
 	c.calls = make(map[uint64]*call)
-	c.w = protocol.NewWriter(c.nc, c.s.o.WriteBufferSize)
+	c.w = protocol.NewWriterConfig(c.nc, protocol.WriterConfig{
+		BufferSize:   c.s.o.WriteBufferSize,
+		WriteTimeout: max(c.s.o.WriteTimeout, 0),
+		OnError:      c.writeFailed,
+	})
 	c.ready.Store(true)
 	if c.draining.Load() {
 		c.goAway() // Stop came during the handshake
@@ -142,6 +148,7 @@ func (c *conn) handshake() bool {
 	}
 	c.lim = c.s.o.limits
 	c.rd = protocol.NewReader(c.nc, c.lim)
+	c.rd.SetBudget(c.s.frameBudget)
 	// Until the handshake completes, the largest legal frame is the
 	// handshake's own bound, not the connection's maximum frame size.
 	c.rd.SetMaxFrameSize(protocol.MaxHandshakeSize(c.lim))
@@ -223,10 +230,21 @@ func (c *conn) sendConnError(code protocol.Code, msg string) {
 // the reason otherwise.
 func (c *conn) readLoop() error {
 	for {
+		if c.w.Saturated() {
+			if err := c.awaitClientReading(); err != nil {
+				if c.draining.Load() || c.s.isClosing() {
+					return nil
+				}
+				return err
+			}
+		}
 		h, payload, err := c.rd.ReadFrame()
 		if err != nil {
-			if protocol.IsViolation(err) {
+			switch {
+			case protocol.IsViolation(err):
 				c.violation(err)
+			case errors.Is(err, protocol.ErrFrameBudget):
+				c.frameBudgetSpent()
 			}
 			if c.draining.Load() || c.s.isClosing() {
 				return nil
@@ -273,6 +291,42 @@ func (c *conn) readLoop() error {
 			c.violation(err)
 			return err
 		}
+	}
+}
+
+// awaitClientReading is backpressure: the responses this client has not
+// read reached the write buffer's bound, so no further request is read
+// from it until it reads (or the write timeout closes the connection).
+// Other connections are not affected.
+func (c *conn) awaitClientReading() error {
+	c.paused.Store(true)
+	defer c.paused.Store(false)
+	c.s.stats.backpressured.Add(1)
+	return c.w.WaitUnsaturated()
+}
+
+// writeFailed is the writer's OnError: a write failed or made no progress
+// for the write timeout, so nothing more can reach the client. The
+// connection is closed; its calls see their context cancelled.
+func (c *conn) writeFailed(err error) {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.s.stats.writeTimeouts.Add(1)
+		c.s.o.Logger.Debug("write timeout: the client stopped reading, closing", "remote", c.peer.RemoteAddr)
+	}
+	c.close(errWriteFailed)
+}
+
+// errWriteFailed is the cause of the calls of a connection closed after a
+// write failed or timed out.
+var errWriteFailed = errors.New("server: writing to the client failed or timed out")
+
+// frameBudgetSpent answers a frame the server's MaxFrameMemory cannot
+// hold now: a connection Error (ResourceExhausted), then the close.
+func (c *conn) frameBudgetSpent() {
+	c.s.stats.frameBudgetRefusals.Add(1)
+	f, err := protocol.AppendError(nil, 0, &protocol.ErrorFrame{Code: protocol.CodeResourceExhausted, Message: "the server cannot hold another large frame now (MaxFrameMemory); retry later"})
+	if err == nil {
+		_ = c.w.WriteFinal(f)
 	}
 }
 

@@ -60,7 +60,9 @@ func (c *conn) stopTicker() {
 }
 
 func (c *conn) tick(w *watch) {
-	if f := c.frames.Load(); f != w.frames {
+	if f := c.frames.Load(); f != w.frames || c.paused.Load() {
+		// A reader paused by backpressure reads nothing by design; the
+		// write timeout judges that client.
 		w.frames, w.silent, w.pinged = f, 0, false
 	} else {
 		w.silent += w.period
@@ -78,7 +80,9 @@ func (c *conn) tick(w *watch) {
 			return
 		case w.silent >= k && !w.pinged:
 			w.pinged = true
-			_ = c.w.Write(protocol.AppendPing(nil, [8]byte{'k', 'e', 'e', 'p', 'a', 'l', 'v', 'e'}))
+			// Never blocks the timer's goroutine: a Ping of 16 bytes
+			// may go beyond the write buffer's bound.
+			_ = c.w.WriteNoWait(keepalivePing)
 		}
 	}
 	if i := c.s.o.IdleTimeout; i > 0 && w.idle >= i {
@@ -92,6 +96,8 @@ func (c *conn) tick(w *watch) {
 	}
 	c.mu.Unlock()
 }
+
+var keepalivePing = protocol.AppendPing(nil, [8]byte{'k', 'e', 'e', 'p', 'a', 'l', 'v', 'e'})
 
 var errKeepalive = errorString("server: keepalive: the client stopped answering")
 

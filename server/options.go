@@ -31,8 +31,10 @@ type Options struct {
 	Connections ConnectionLimits
 
 	// Calls bounds calls per connection and per server (active plus
-	// reserved); changeable with SetCallCapacity. Zero fields mean
-	// kernel.MaxCallCapacity.
+	// reserved), one-way calls included; changeable with
+	// SetCallCapacity. Zero fields select DefaultCallsPerConnection and
+	// DefaultCallsPerServer (docs/server.md states the memory they
+	// bound).
 	Calls CallCapacity
 
 	// Admission, when not nil, is the first admission program: New
@@ -63,8 +65,24 @@ type Options struct {
 	IdleTimeout time.Duration
 
 	// WriteBufferSize bounds the frames pending on a connection before a
-	// responder blocks (protocol.DefaultWriteBufferSize by default).
+	// responder blocks (protocol.DefaultWriteBufferSize by default). When
+	// the unsent frames reach it, the server stops reading requests from
+	// that connection until the client reads (backpressure on that
+	// connection only).
 	WriteBufferSize int
+
+	// WriteTimeout closes a connection whose writes make no progress for
+	// this long: a client that stops reading cannot hold its responses,
+	// goroutines and buffers forever (default 20s; negative disables).
+	WriteTimeout time.Duration
+
+	// MaxFrameMemory bounds the bytes the server holds, over all
+	// connections, for request frames larger than the 4 KiB read-ahead:
+	// from their first byte while they arrive, and for requests until
+	// their call ends. A frame that cannot be held closes its connection
+	// with ResourceExhausted (default DefaultMaxFrameMemory; at least the
+	// maximum frame size).
+	MaxFrameMemory int64
 
 	// Clock is the admission kernel's clock; nil means
 	// spi.NewMonotonicClock().
@@ -88,16 +106,29 @@ type ConnectionLimits struct {
 }
 
 // CallCapacity bounds active plus reserved calls per connection and per
-// server. Zero means kernel.MaxCallCapacity.
+// server, one-way calls included. Zero selects DefaultCallsPerConnection
+// and DefaultCallsPerServer; at most kernel.MaxCallCapacity.
 type CallCapacity struct {
 	PerConnection int
 	PerServer     int
 }
 
+// The default bounds. Every call in flight costs a goroutine (an 8 KiB
+// stack at least), the pooled call (about 1 KiB) and its request payload:
+// up to the 4 KiB read-ahead copied, or a larger one charged to
+// MaxFrameMemory. docs/server.md adds it up: about 40 MiB of calls, plus
+// MaxFrameMemory, plus the connections' buffers.
+const (
+	DefaultCallsPerConnection = 256
+	DefaultCallsPerServer     = 4096
+	DefaultMaxFrameMemory     = 256 << 20
+)
+
 const (
 	defaultHandshakeTimeout  = 10 * time.Second
 	defaultKeepaliveInterval = 30 * time.Second
 	defaultIdleTimeout       = 5 * time.Minute
+	defaultWriteTimeout      = 20 * time.Second
 )
 
 // resolved are Options with every default applied and validated.
@@ -139,6 +170,16 @@ func (o Options) resolve() (resolved, error) {
 	if r.WriteBufferSize < 0 {
 		return r, errors.New("server: Options.WriteBufferSize must not be negative")
 	}
+	if r.WriteTimeout == 0 {
+		r.WriteTimeout = defaultWriteTimeout
+	}
+	if r.MaxFrameMemory == 0 {
+		r.MaxFrameMemory = DefaultMaxFrameMemory
+	}
+	if r.MaxFrameMemory < int64(r.limits.MaxFrameSize) {
+		return r, fmt.Errorf("server: Options.MaxFrameMemory (%d) must be at least the maximum frame size (%d)", r.MaxFrameMemory, r.limits.MaxFrameSize)
+	}
+	r.Calls = r.Calls.withDefaults()
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -174,9 +215,13 @@ func (c CallCapacity) validate() error {
 	return nil
 }
 
-func capacityOrMax(n int) int {
-	if n == 0 {
-		return kernel.MaxCallCapacity
+// withDefaults fills zero fields with the defaults.
+func (c CallCapacity) withDefaults() CallCapacity {
+	if c.PerConnection == 0 {
+		c.PerConnection = DefaultCallsPerConnection
 	}
-	return n
+	if c.PerServer == 0 {
+		c.PerServer = DefaultCallsPerServer
+	}
+	return c
 }

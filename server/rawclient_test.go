@@ -109,6 +109,17 @@ func (c *rawClient) send(service, method string, body []byte, mod func(*protocol
 	return c.nextID
 }
 
+// requestFrame encodes the next request (the id sequence advances as with
+// send) without writing it, for tests that write beside the test.
+func (c *rawClient) requestFrame(service, method string, body []byte) []byte {
+	c.t.Helper()
+	si, mi := c.method(service, method)
+	c.nextID++
+	frame, err := protocol.AppendRequest(nil, c.nextID, &protocol.Request{Service: si, Method: mi, Body: body, Cancellable: true})
+	require.NoError(c.t, err)
+	return frame
+}
+
 // result is the answer to one call.
 type result struct {
 	id   uint64

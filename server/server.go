@@ -37,6 +37,9 @@ type Server struct {
 	gate     *conngate.Gate
 	calls    *kernel.CallCapacity // per server
 	connCaps *kernel.ConnCapacities
+	// frameBudget bounds the bytes held for large request frames over
+	// all connections (Options.MaxFrameMemory).
+	frameBudget *protocol.FrameBudget
 
 	ctx    context.Context // cancelled by Close: ends every call
 	cancel context.CancelFunc
@@ -113,8 +116,9 @@ func New(mux *Mux, o Options) (*Server, error) {
 			return nil, fmt.Errorf("server: Options.Admission: %w", err)
 		}
 	}
-	s.calls = kernel.NewCallCapacity(capacityOrMax(r.Calls.PerServer))
-	s.connCaps = kernel.NewConnCapacities(capacityOrMax(r.Calls.PerConnection))
+	s.calls = kernel.NewCallCapacity(r.Calls.PerServer)
+	s.connCaps = kernel.NewConnCapacities(r.Calls.PerConnection)
+	s.frameBudget = protocol.NewFrameBudget(r.MaxFrameMemory)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -145,7 +149,7 @@ func (s *Server) ConnectionLimits() ConnectionLimits {
 }
 
 // CallCapacity returns the call capacity in force, as last given to New
-// or SetCallCapacity (zero fields: kernel.MaxCallCapacity).
+// or SetCallCapacity, defaults filled in.
 func (s *Server) CallCapacity() CallCapacity {
 	s.setMu.Lock()
 	defer s.setMu.Unlock()
@@ -168,15 +172,16 @@ func (s *Server) encodeAck() error {
 // live connection and new ones) and per server. Lowering it cancels
 // nothing: new calls are refused with ResourceExhausted (reason
 // "call_capacity") until the active and reserved calls are under the new
-// bound.
+// bound. Zero fields select the defaults, as in Options.Calls.
 func (s *Server) SetCallCapacity(c CallCapacity) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
+	c = c.withDefaults()
 	s.setMu.Lock()
 	defer s.setMu.Unlock()
-	s.connCaps.SetCapacity(capacityOrMax(c.PerConnection))
-	s.calls.SetCapacity(capacityOrMax(c.PerServer))
+	s.connCaps.SetCapacity(c.PerConnection)
+	s.calls.SetCapacity(c.PerServer)
 	s.callCap = c
 	// Clients that connect from now on are told the new capacity;
 	// connected ones keep the value of their handshake (the server

@@ -23,14 +23,28 @@ type Stats struct {
 	ServerCalls kernel.CallCapacitySnapshot
 
 	// Calls counts calls handed to a handler goroutine; Refusals counts
-	// calls answered without running, by reason ("concurrency",
-	// "queue_full", "call_capacity", "unavailable", "unimplemented", ...).
-	Calls         uint64
-	Refusals      map[string]uint64
-	OneWayDropped uint64 // one-way calls refused or dropped
-	OneWayErrors  uint64 // one-way calls whose handler failed
-	Cancels       uint64 // Cancel frames that found their call
-	HandlerPanics uint64
+	// calls the server refused without running them, by reason
+	// ("concurrency", "queue_full", "call_capacity", "unavailable",
+	// "unimplemented", ...). A call its client cancelled (or whose
+	// deadline or connection ended) while it was queued is not a refusal:
+	// it is counted in EndedWhileQueued.
+	Calls            uint64
+	Refusals         map[string]uint64
+	EndedWhileQueued uint64
+	OneWayDropped    uint64 // one-way calls refused or dropped
+	OneWayErrors     uint64 // one-way calls whose handler failed
+	Cancels          uint64 // Cancel frames that found their call
+	HandlerPanics    uint64
+
+	// Backpressure counts the times a connection stopped being read
+	// because its client did not read its responses; WriteTimeouts the
+	// connections closed because their writes made no progress for the
+	// write timeout; FrameMemoryRefusals the connections closed because
+	// MaxFrameMemory could not hold their next large frame.
+	Backpressure, WriteTimeouts, FrameMemoryRefusals uint64
+	// FrameMemory is the bytes held now for large request frames (at
+	// most Options.MaxFrameMemory).
+	FrameMemory int64
 
 	// Admission is the admission kernel's own snapshot.
 	Admission kernel.Stats
@@ -53,11 +67,16 @@ func (s *Server) Stats() Stats {
 		Refusals:               map[string]uint64{},
 		OneWayDropped:          s.stats.oneWayDropped.Load(),
 		OneWayErrors:           s.stats.oneWayErrors.Load(),
+		EndedWhileQueued:       s.stats.refusals[dropCanceled].Load(),
 		Cancels:                s.stats.cancels.Load(),
 		HandlerPanics:          s.stats.panics.Load(),
+		Backpressure:           s.stats.backpressured.Load(),
+		WriteTimeouts:          s.stats.writeTimeouts.Load(),
+		FrameMemoryRefusals:    s.stats.frameBudgetRefusals.Load(),
+		FrameMemory:            s.frameBudget.InUse(),
 		Admission:              s.kernel.Stats(),
 	}
-	for i := range s.stats.refusals {
+	for i := range dropCanceled {
 		if n := s.stats.refusals[i].Load(); n > 0 {
 			st.Refusals[dropReason(i).String()] = n
 		}
@@ -70,6 +89,8 @@ type counters struct {
 	handshakeFailures, authFailures, violations atomic.Uint64
 	calls, oneWayDropped, oneWayErrors          atomic.Uint64
 	cancels, panics                             atomic.Uint64
+	backpressured, writeTimeouts                atomic.Uint64
+	frameBudgetRefusals                         atomic.Uint64
 	refusals                                    [dropReasonCount]atomic.Uint64
 }
 
@@ -86,7 +107,7 @@ const (
 	dropCapacity
 	dropDraining
 	dropUnknown
-	dropCanceled
+	dropCanceled // not a refusal: the call's context ended while queued
 	dropReasonCount
 )
 

@@ -13,9 +13,10 @@ import (
 )
 
 // Stop is bounded by its context even when a peer never reads: its
-// responses fill the socket and the connection's writer, the GoAway cannot
-// be written, and when the context ends Stop closes everything and returns
-// the context's error.
+// responses fill the socket (here: the server's writes stall, as on a full
+// socket) and the connection's writer, the GoAway cannot be written, and
+// when the context ends Stop closes everything and returns the context's
+// error.
 func TestStopIsBoundedWhenAPeerNeverReads(t *testing.T) {
 	for _, idle := range []bool{false, true} {
 		name := "calls blocked on the writer"
@@ -29,20 +30,42 @@ func TestStopIsBoundedWhenAPeerNeverReads(t *testing.T) {
 				// the flush does not.
 				o.WriteBufferSize = 64 << 20
 			}
-			s := startServer(t, o)
+			s, sl := startStallServer(t, o)
 			c := dialRaw(t, s.addr)
 			body := make([]byte, 256<<10)
-			n := 120 // 30 MiB of answers: far more than the socket buffers hold
-			for range n {
-				c.send("echo", "Say", body, nil)
-			}
-			// Nothing is read. Wait until the server has handled every
-			// request: its answers are queued or blocked.
-			require.Eventually(t, func() bool { return s.Stats().Calls >= uint64(n) }, 30*time.Second, time.Millisecond)
 			if idle {
-				// The calls end once their answers are queued; the
-				// writer's flush stays blocked on the full socket.
-				require.Eventually(t, func() bool { return s.Stats().ServerCalls.Active == 0 }, 30*time.Second, time.Millisecond)
+				// Every answer fits the writer's buffer: the calls end
+				// once their answers are queued; the flush stalls.
+				sl.stallWrites()
+				for range 4 {
+					c.send("echo", "Say", body, nil)
+				}
+				require.Eventually(t, func() bool {
+					st := s.Stats()
+					return st.Calls >= 4 && st.ServerCalls.Active == 0
+				}, 30*time.Second, time.Millisecond)
+			} else {
+				// The first answer stalls in the flush, the second fills
+				// the buffer, the next ones wait for space: calls blocked
+				// on the writer, and the reader paused (backpressure).
+				// Requests go on beside the test until the connection
+				// closes: the reader stops reading them.
+				sl.stallWrites()
+				frames := make([][]byte, 200)
+				for i := range frames {
+					frames[i] = c.requestFrame("echo", "Say", body)
+				}
+				go func() {
+					for _, f := range frames {
+						if _, err := c.nc.Write(f); err != nil {
+							return
+						}
+					}
+				}()
+				require.Eventually(t, func() bool {
+					st := s.Stats()
+					return st.Backpressure > 0 && st.ServerCalls.Active > 0
+				}, 30*time.Second, time.Millisecond)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			defer cancel()
