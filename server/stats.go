@@ -16,6 +16,7 @@ type Stats struct {
 	Connections, Handshakes                                       int
 	ConnectionsAdmitted                                           uint64
 	RefusedConnectionLimit, RefusedHandshakeLimit                 uint64
+	RefusedHandshakePerAddress                                    uint64 // MaxHandshakesPerAddress reached by the source address
 	HandshakeFailures, AuthenticationFailures, ProtocolViolations uint64
 
 	// ServerCalls is the per-server call capacity (Active + Reserved
@@ -57,6 +58,7 @@ func (s *Server) Stats() Stats {
 		HandlerPanics:          s.stats.panics.Load(),
 		Admission:              s.kernel.Stats(),
 	}
+	st.RefusedHandshakePerAddress = g.RejectedHandshakePerAddress
 	for i := range s.stats.refusals {
 		if n := s.stats.refusals[i].Load(); n > 0 {
 			st.Refusals[dropReason(i).String()] = n
