@@ -25,8 +25,9 @@ type Options struct {
 	// empty identity.
 	Authenticator Authenticator
 
-	// Connections bounds live connections and connections still in
-	// handshake (defaults 1024 and 64); changeable with
+	// Connections bounds live connections, connections still in
+	// handshake, and connections still in handshake from one source
+	// address (defaults 1024, 64 and 8); changeable with
 	// SetConnectionLimits.
 	Connections ConnectionLimits
 
@@ -50,7 +51,11 @@ type Options struct {
 	Limits *protocol.Limits
 
 	// HandshakeTimeout bounds TLS plus the protocol handshake plus
-	// authentication (default 10s).
+	// authentication, from Accept to the HandshakeAck (default 10s; must
+	// not be negative). A connection that has not finished by then is
+	// closed and counted in Stats().HandshakeFailures; until then it holds
+	// a handshake slot and one of its source address's, so the timeout is
+	// how long a peer that stalls can hold them.
 	HandshakeTimeout time.Duration
 
 	// KeepaliveInterval: when nothing arrived on a connection for this
@@ -84,7 +89,8 @@ type Options struct {
 	// maximum frame size).
 	MaxFrameMemory int64
 
-	// Clock is the admission kernel's clock; nil means
+	// Clock is the admission kernel's clock, and the clock of the rate
+	// limit of the connection refusal log lines; nil means
 	// spi.NewMonotonicClock().
 	Clock spi.Clock
 
@@ -93,16 +99,39 @@ type Options struct {
 	Registry *spi.Registry
 
 	// Logger receives connection-level events; nil discards them.
+	// Connections refused at accept are logged at Warn, at most one line
+	// per refusal reason per 10 s, with the number refused since the
+	// previous line of that reason.
 	Logger *slog.Logger
 }
 
 // ConnectionLimits bound connections: MaxConnections live accepted
 // connections (default 1024), MaxHandshakes of them still in handshake
-// (default 64; at most MaxConnections). Over either bound a connection is
-// closed right after Accept, with no goroutine started for it.
+// (TLS, protocol handshake, authentication; default 64, at most
+// MaxConnections) and MaxHandshakesPerAddress of those from one source
+// address (default 8, at most MaxHandshakes), so that one peer cannot take
+// every handshake slot. Over any bound a connection is closed right after
+// Accept, with no goroutine started for it, and counted per reason in
+// Stats ("connection_limit", "handshake_limit", "handshake_per_address").
+//
+// A zero field takes its default; when only a larger bound is set, the
+// smaller ones default to at most it (MaxConnections 10 alone gives
+// MaxHandshakes 10 and MaxHandshakesPerAddress 8; MaxHandshakes 4 alone
+// gives MaxHandshakesPerAddress 4). A negative value, or an explicit value
+// above the bound that contains it, is an error naming the field.
+//
+// The source address is the peer's IP without its port: an IPv4 address
+// (an IPv4-mapped IPv6 address counts as its IPv4 address) or the /64 of
+// an IPv6 address, since a single host can use every address of its /64.
+// Connections without an IP address (Unix sockets, in-memory pipes) are
+// bounded by MaxHandshakes only. Behind a proxy or load balancer that
+// does not preserve client addresses every client shares the proxy's
+// address: set MaxHandshakesPerAddress to MaxHandshakes there, which
+// leaves MaxHandshakes as the only handshake bound.
 type ConnectionLimits struct {
-	MaxConnections int
-	MaxHandshakes  int
+	MaxConnections          int
+	MaxHandshakes           int
+	MaxHandshakesPerAddress int
 }
 
 // CallCapacity bounds active plus reserved calls per connection and per
@@ -159,7 +188,7 @@ func (o Options) resolve() (resolved, error) {
 		r.HandshakeTimeout = defaultHandshakeTimeout
 	}
 	if r.HandshakeTimeout < 0 {
-		return r, errors.New("server: Options.HandshakeTimeout must not be negative")
+		return r, fmt.Errorf("server: Options.HandshakeTimeout must not be negative (0 = %v), got %v", defaultHandshakeTimeout, o.HandshakeTimeout)
 	}
 	if r.KeepaliveInterval == 0 {
 		r.KeepaliveInterval = defaultKeepaliveInterval
@@ -196,6 +225,11 @@ func (l ConnectionLimits) gateLimits() (conngate.Limits, error) {
 	}
 	if l.MaxHandshakes != 0 {
 		g.MaxHandshakes = l.MaxHandshakes
+	}
+	if l.MaxHandshakesPerAddress != 0 {
+		g.MaxHandshakesPerAddress = l.MaxHandshakesPerAddress
+	} else if g.MaxHandshakes > 0 && g.MaxHandshakesPerAddress > g.MaxHandshakes {
+		g.MaxHandshakesPerAddress = g.MaxHandshakes
 	}
 	if err := g.Validate(); err != nil {
 		return g, fmt.Errorf("server: connection limits: %w", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/server/internal/conngate"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 // Server serves the methods of a Mux on any number of listeners.
@@ -53,6 +54,7 @@ type Server struct {
 
 	nextConnID atomic.Uint64
 	stats      counters
+	refusals   refusalLog
 	hooks      atomic.Pointer[hooks]
 }
 
@@ -111,6 +113,10 @@ func New(mux *Mux, o Options) (*Server, error) {
 	if s.gate, err = conngate.New(r.gate); err != nil {
 		return nil, err
 	}
+	s.refusals = refusalLog{logger: r.Logger, clock: r.Clock, gate: s.gate}
+	if s.refusals.clock == nil {
+		s.refusals.clock = spi.NewMonotonicClock()
+	}
 	if a := r.Admission; a != nil {
 		if _, err := s.kernel.Enable(*a); err != nil {
 			return nil, fmt.Errorf("server: Options.Admission: %w", err)
@@ -128,9 +134,12 @@ func New(mux *Mux, o Options) (*Server, error) {
 // "service/method". Stop seals it.
 func (s *Server) Admission() *kernel.Kernel { return s.kernel }
 
-// SetConnectionLimits changes the connection bounds live. Lowering them
-// closes nothing: connections over the new bounds are refused until the
-// counts are under them.
+// SetConnectionLimits changes the connection bounds live; zero fields take
+// their defaults as in Options.Connections (see ConnectionLimits), and
+// invalid limits change nothing and return an error naming the field.
+// Lowering them closes nothing: connections over the new bounds are
+// refused until the counts are under them; a connection admitted before
+// gives back what it took.
 func (s *Server) SetConnectionLimits(l ConnectionLimits) error {
 	g, err := l.gateLimits()
 	if err != nil {
@@ -142,10 +151,11 @@ func (s *Server) SetConnectionLimits(l ConnectionLimits) error {
 }
 
 // ConnectionLimits returns the connection bounds in force (defaults
-// filled in).
+// filled in: MaxConnections, MaxHandshakes and MaxHandshakesPerAddress
+// are all set).
 func (s *Server) ConnectionLimits() ConnectionLimits {
 	g := s.gate.Limits()
-	return ConnectionLimits{MaxConnections: g.MaxConnections, MaxHandshakes: g.MaxHandshakes}
+	return ConnectionLimits{MaxConnections: g.MaxConnections, MaxHandshakes: g.MaxHandshakes, MaxHandshakesPerAddress: g.MaxHandshakesPerAddress}
 }
 
 // CallCapacity returns the call capacity in force, as last given to New
@@ -191,8 +201,10 @@ func (s *Server) SetCallCapacity(c CallCapacity) error {
 
 // Serve accepts connections on l until Stop or Close (then it returns
 // ErrServerClosed) or until Accept fails permanently (then it returns that
-// error). Connections over the connection bounds are closed in the accept
-// loop itself, before any goroutine or buffer exists for them.
+// error). Connections over the connection bounds (ConnectionLimits, the
+// per-address one keyed by the remote address's IP) are closed in the
+// accept loop itself, before any goroutine or buffer exists for them,
+// counted per reason and logged (rate-limited).
 func (s *Server) Serve(l net.Listener) error {
 	if !s.track(l) {
 		_ = l.Close()
@@ -216,9 +228,10 @@ func (s *Server) Serve(l net.Listener) error {
 		}
 		backoff = 0
 		c := &conn{s: s, nc: nc}
-		if c.slot.Admit(s.gate) != conngate.ReasonNone {
+		if r := c.slot.AdmitFrom(s.gate, conngate.SourceAddr(nc.RemoteAddr())); r != conngate.ReasonNone {
 			// Counted by the gate, per reason (Stats).
 			_ = nc.Close()
+			s.refusals.refused(r, nc.RemoteAddr())
 			continue
 		}
 		c.init()

@@ -43,9 +43,9 @@ func TestConcurrentSetCallCapacityNeverMixes(t *testing.T) {
 
 func TestConnectionLimitsGetter(t *testing.T) {
 	s := startServer(t, server.Options{})
-	assert.Equal(t, server.ConnectionLimits{MaxConnections: 1024, MaxHandshakes: 64}, s.ConnectionLimits())
+	assert.Equal(t, server.ConnectionLimits{MaxConnections: 1024, MaxHandshakes: 64, MaxHandshakesPerAddress: 8}, s.ConnectionLimits())
 	require.NoError(t, s.SetConnectionLimits(server.ConnectionLimits{MaxConnections: 10, MaxHandshakes: 4}))
-	assert.Equal(t, server.ConnectionLimits{MaxConnections: 10, MaxHandshakes: 4}, s.ConnectionLimits())
+	assert.Equal(t, server.ConnectionLimits{MaxConnections: 10, MaxHandshakes: 4, MaxHandshakesPerAddress: 4}, s.ConnectionLimits())
 	require.Error(t, s.SetConnectionLimits(server.ConnectionLimits{MaxConnections: 2, MaxHandshakes: 4}))
-	assert.Equal(t, server.ConnectionLimits{MaxConnections: 10, MaxHandshakes: 4}, s.ConnectionLimits(), "a rejected change changes nothing")
+	assert.Equal(t, server.ConnectionLimits{MaxConnections: 10, MaxHandshakes: 4, MaxHandshakesPerAddress: 4}, s.ConnectionLimits(), "a rejected change changes nothing")
 }

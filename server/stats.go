@@ -16,6 +16,7 @@ type Stats struct {
 	Connections, Handshakes                                       int
 	ConnectionsAdmitted                                           uint64
 	RefusedConnectionLimit, RefusedHandshakeLimit                 uint64
+	RefusedHandshakePerAddress                                    uint64 // MaxHandshakesPerAddress reached by the source address
 	HandshakeFailures, AuthenticationFailures, ProtocolViolations uint64
 
 	// ServerCalls is the per-server call capacity (Active + Reserved
@@ -76,6 +77,7 @@ func (s *Server) Stats() Stats {
 		FrameMemory:            s.frameBudget.InUse(),
 		Admission:              s.kernel.Stats(),
 	}
+	st.RefusedHandshakePerAddress = g.RejectedHandshakePerAddress
 	for i := range dropCanceled {
 		if n := s.stats.refusals[i].Load(); n > 0 {
 			st.Refusals[dropReason(i).String()] = n

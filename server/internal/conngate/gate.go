@@ -1,7 +1,9 @@
 package conngate
 
 import (
+	"net/netip"
 	"strconv"
+	"sync"
 	"sync/atomic"
 )
 
@@ -15,10 +17,16 @@ const (
 	ReasonConnectionLimit
 	// ReasonHandshakeLimit: MaxHandshakes connections are in handshake.
 	ReasonHandshakeLimit
+	// ReasonHandshakePerAddress: MaxHandshakesPerAddress connections from
+	// the same source address are in handshake.
+	ReasonHandshakePerAddress
+
+	// ReasonCount is the number of reasons, for arrays indexed by Reason.
+	ReasonCount
 )
 
-// String returns the metrics name: "none", "connection_limit" or
-// "handshake_limit".
+// String returns the metrics name: "none", "connection_limit",
+// "handshake_limit" or "handshake_per_address".
 func (r Reason) String() string {
 	switch r {
 	case ReasonNone:
@@ -27,6 +35,8 @@ func (r Reason) String() string {
 		return "connection_limit"
 	case ReasonHandshakeLimit:
 		return "handshake_limit"
+	case ReasonHandshakePerAddress:
+		return "handshake_per_address"
 	}
 	return "Reason(" + strconv.Itoa(int(r)) + ")"
 }
@@ -36,14 +46,17 @@ func (r Reason) String() string {
 type Stats struct {
 	// Connections and Handshakes are the slots held now.
 	Connections, Handshakes int
+	// HandshakeAddresses is the number of source addresses with at least
+	// one connection in handshake (the entries of the per-address table).
+	HandshakeAddresses int
 	// Admitted and the Rejected counters count Admit outcomes since New.
 	Admitted, RejectedConnectionLimit, RejectedHandshakeLimit uint64
+	RejectedHandshakePerAddress                               uint64
 }
 
 // The two counts share one word so that admission takes both slots with
 // one compare-and-swap: connections in the low half, handshakes in the high
-// half. The limits are packed the same way (MaxConnections low, the
-// configured MaxHandshakes high) so a reader never sees half of an update.
+// half.
 const (
 	connOne   = uint64(1)
 	hsOne     = uint64(1) << 32
@@ -51,29 +64,38 @@ const (
 	bothSlots = connOne | hsOne
 )
 
-func packLimits(l Limits) uint64 { return uint64(l.MaxConnections) | uint64(l.MaxHandshakes)<<32 }
-
-func unpackLimits(w uint64) Limits {
-	return Limits{MaxConnections: int(w & halfMask), MaxHandshakes: int(w >> 32)}
-}
-
-// Gate counts admitted connections and connections in handshake against
-// live [Limits]. Admission and release go through a [Slot] per connection;
-// every method is non-blocking and allocates nothing.
+// Gate counts admitted connections, connections in handshake, and
+// connections in handshake per source address, against live [Limits].
+// Admission and release go through a [Slot] per connection; every method
+// is non-blocking (the per-address table is guarded by a mutex held for a
+// map lookup and an update, never across anything that blocks).
 //
-// Limits are read from an atomic word on every admission attempt. A
+// The connection and handshake counts share one atomic word; admitting
+// without an address ([Slot.Admit]) touches nothing else and allocates
+// nothing. Admitting with an address ([Slot.AdmitFrom]) also counts the
+// connection in the per-address table under its mutex, keyed by
+// [netip.Addr] (no allocation once the table has room); an entry exists
+// only while its count is above zero, so the table holds at most as many
+// entries as connections in handshake.
+//
+// Limits are read atomically (one pointer) on every admission attempt. A
 // SetLimits racing an Admit is benign: the Admit is checked against the
 // limits it loaded, old or new, so at most the Admits already in flight
 // when the limits drop can be granted against the previous bounds. Lowering
 // the limits closes nothing: existing connections stay, and new ones are
-// refused until the counts are under the new bounds.
+// refused until the counts are under the new bounds. What a Slot took is
+// what it gives back, whatever the limits are by then.
 //
 // The zero value is not usable; construct with [New].
 type Gate struct {
 	counts atomic.Uint64 // connections | handshakes<<32
-	limits atomic.Uint64 // MaxConnections | MaxHandshakes<<32
+	limits atomic.Pointer[Limits]
 
-	admitted, rejectedConn, rejectedHandshake atomic.Uint64
+	addrMu sync.Mutex
+	addrs  map[netip.Addr]int32 // in handshake per source key; no zero entries
+
+	admitted atomic.Uint64
+	rejected [ReasonCount]atomic.Uint64
 }
 
 // New returns a Gate with the given limits, or the validation error.
@@ -81,8 +103,8 @@ func New(l Limits) (*Gate, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	g := &Gate{}
-	g.limits.Store(packLimits(l))
+	g := &Gate{addrs: make(map[netip.Addr]int32)}
+	g.limits.Store(&l)
 	return g, nil
 }
 
@@ -92,39 +114,84 @@ func (g *Gate) SetLimits(l Limits) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
-	g.limits.Store(packLimits(l))
+	g.limits.Store(&l)
 	return nil
 }
 
-// Limits returns the limits in force, as configured (MaxHandshakes 0 stays
-// 0).
-func (g *Gate) Limits() Limits { return unpackLimits(g.limits.Load()) }
+// Limits returns the limits in force, as configured (a 0 bound stays 0).
+func (g *Gate) Limits() Limits { return *g.limits.Load() }
 
 // Stats returns the current counts and the admission counters.
 func (g *Gate) Stats() Stats {
 	w := g.counts.Load()
+	g.addrMu.Lock()
+	addrs := len(g.addrs)
+	g.addrMu.Unlock()
 	return Stats{
-		Connections:             int(w & halfMask),
-		Handshakes:              int(w >> 32),
-		Admitted:                g.admitted.Load(),
-		RejectedConnectionLimit: g.rejectedConn.Load(),
-		RejectedHandshakeLimit:  g.rejectedHandshake.Load(),
+		Connections:                 int(w & halfMask),
+		Handshakes:                  int(w >> 32),
+		HandshakeAddresses:          addrs,
+		Admitted:                    g.admitted.Load(),
+		RejectedConnectionLimit:     g.rejected[ReasonConnectionLimit].Load(),
+		RejectedHandshakeLimit:      g.rejected[ReasonHandshakeLimit].Load(),
+		RejectedHandshakePerAddress: g.rejected[ReasonHandshakePerAddress].Load(),
 	}
 }
 
-// tryAdmit takes one connection slot and one handshake slot atomically, or
-// reports which bound refused.
-func (g *Gate) tryAdmit() Reason {
+// AddressHandshakes returns the connections in handshake from addr's
+// source key ([SourceKey]); 0 for an invalid address.
+func (g *Gate) AddressHandshakes(addr netip.Addr) int {
+	key := SourceKey(addr)
+	if !key.IsValid() {
+		return 0
+	}
+	g.addrMu.Lock()
+	defer g.addrMu.Unlock()
+	return int(g.addrs[key])
+}
+
+// tryAdmit takes one connection slot and one handshake slot, and one
+// handshake of key when key is valid, or reports which bound refused (the
+// connection bound first, then the handshake bound, then the per-address
+// bound).
+func (g *Gate) tryAdmit(key netip.Addr) Reason {
+	if !key.IsValid() {
+		return g.tryAdmitCounts(false, 0)
+	}
+	// The per-address count is read, checked and incremented under the
+	// mutex, around the CAS of the shared word: concurrent admissions from
+	// one address (several accept loops) are serialized, so the count
+	// never passes the bound.
+	g.addrMu.Lock()
+	defer g.addrMu.Unlock()
+	n := g.addrs[key]
+	r := g.tryAdmitCounts(true, int(n))
+	if r == ReasonNone {
+		g.addrs[key] = n + 1
+	}
+	return r
+}
+
+// tryAdmitCounts takes one connection slot and one handshake slot
+// atomically unless a bound refuses; with checkAddr, addrHeld is the
+// handshakes the connection's address holds, checked against the
+// per-address bound loaded with the others.
+func (g *Gate) tryAdmitCounts(checkAddr bool, addrHeld int) Reason {
 	for {
-		l := unpackLimits(g.limits.Load())
+		l := g.limits.Load()
 		w := g.counts.Load()
-		if int(w&halfMask) >= l.MaxConnections {
-			g.rejectedConn.Add(1)
-			return ReasonConnectionLimit
+		r := ReasonNone
+		switch {
+		case int(w&halfMask) >= l.MaxConnections:
+			r = ReasonConnectionLimit
+		case int(w>>32) >= l.effectiveHandshakes():
+			r = ReasonHandshakeLimit
+		case checkAddr && addrHeld >= l.effectivePerAddress():
+			r = ReasonHandshakePerAddress
 		}
-		if int(w>>32) >= l.effectiveHandshakes() {
-			g.rejectedHandshake.Add(1)
-			return ReasonHandshakeLimit
+		if r != ReasonNone {
+			g.rejected[r].Add(1)
+			return r
 		}
 		if g.counts.CompareAndSwap(w, w+bothSlots) {
 			g.admitted.Add(1)
@@ -133,5 +200,26 @@ func (g *Gate) tryAdmit() Reason {
 	}
 }
 
-// release returns slots; the caller (a Slot) guarantees it holds them.
-func (g *Gate) release(slots uint64) { g.counts.Add(-slots) }
+// release returns slots of the shared word, and one handshake of key when
+// addr is set; the caller (a Slot) guarantees it holds them. The
+// per-address count goes first, so that the handshakes counted per address
+// never exceed the handshakes counted in the word.
+func (g *Gate) release(slots uint64, addr bool, key netip.Addr) {
+	if addr {
+		g.releaseAddr(key)
+	}
+	g.counts.Add(-slots)
+}
+
+func (g *Gate) releaseAddr(key netip.Addr) {
+	g.addrMu.Lock()
+	defer g.addrMu.Unlock()
+	switch n := g.addrs[key]; {
+	case n > 1:
+		g.addrs[key] = n - 1
+	case n == 1:
+		delete(g.addrs, key)
+	default:
+		panic("conngate: per-address handshake count released below zero")
+	}
+}

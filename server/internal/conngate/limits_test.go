@@ -10,7 +10,7 @@ import (
 
 func TestDefaultLimits(t *testing.T) {
 	l := conngate.DefaultLimits()
-	assert.Equal(t, conngate.Limits{MaxConnections: 1024, MaxHandshakes: 64}, l)
+	assert.Equal(t, conngate.Limits{MaxConnections: 1024, MaxHandshakes: 64, MaxHandshakesPerAddress: 8}, l)
 	assert.NoError(t, l.Validate())
 }
 
@@ -30,6 +30,13 @@ func TestLimitsValidate(t *testing.T) {
 		{"too many connections", conngate.Limits{MaxConnections: conngate.MaxLimit + 1}, "conngate: MaxConnections must be at most 2147483647, got 2147483648"},
 		{"negative handshakes", conngate.Limits{MaxConnections: 4, MaxHandshakes: -1}, "conngate: MaxHandshakes must be at least 0 (0 = bounded by MaxConnections), got -1"},
 		{"handshakes above connections", conngate.Limits{MaxConnections: 4, MaxHandshakes: 5}, "conngate: MaxHandshakes (5) must not exceed MaxConnections (4)"},
+		{"per address follows handshakes", conngate.Limits{MaxConnections: 10, MaxHandshakes: 4, MaxHandshakesPerAddress: 0}, ""},
+		{"per address equal to handshakes", conngate.Limits{MaxConnections: 10, MaxHandshakes: 4, MaxHandshakesPerAddress: 4}, ""},
+		{"per address equal to connections when handshakes follow them", conngate.Limits{MaxConnections: 10, MaxHandshakesPerAddress: 10}, ""},
+		{"per address max", conngate.Limits{MaxConnections: conngate.MaxLimit, MaxHandshakes: conngate.MaxLimit, MaxHandshakesPerAddress: conngate.MaxLimit}, ""},
+		{"negative per address", conngate.Limits{MaxConnections: 4, MaxHandshakes: 2, MaxHandshakesPerAddress: -1}, "conngate: MaxHandshakesPerAddress must be at least 0 (0 = bounded by MaxHandshakes), got -1"},
+		{"per address above handshakes", conngate.Limits{MaxConnections: 10, MaxHandshakes: 4, MaxHandshakesPerAddress: 5}, "conngate: MaxHandshakesPerAddress (5) must not exceed MaxHandshakes (4)"},
+		{"per address above connections", conngate.Limits{MaxConnections: 10, MaxHandshakesPerAddress: 11}, "conngate: MaxHandshakesPerAddress (11) must not exceed MaxConnections (10), the handshake bound when MaxHandshakes is 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,6 +70,7 @@ func TestReasonString(t *testing.T) {
 		{conngate.ReasonNone, "none"},
 		{conngate.ReasonConnectionLimit, "connection_limit"},
 		{conngate.ReasonHandshakeLimit, "handshake_limit"},
+		{conngate.ReasonHandshakePerAddress, "handshake_per_address"},
 		{conngate.Reason(7), "Reason(7)"},
 	} {
 		assert.Equal(t, tt.want, tt.r.String())
