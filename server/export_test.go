@@ -6,10 +6,15 @@ type TestHooks struct {
 	// AfterCapture runs on the reader right after a request captured the
 	// admission program numbered gen (not when admission is disabled).
 	AfterCapture func(gen uint64)
+	// AfterAdmit runs on the accept loop right after a connection took
+	// its connection and handshake slots, before it is registered.
+	AfterAdmit func()
 }
 
 // SetTestHooks installs h.
-func SetTestHooks(s *Server, h *TestHooks) { s.hooks.Store(&hooks{afterCapture: h.AfterCapture}) }
+func SetTestHooks(s *Server, h *TestHooks) {
+	s.hooks.Store(&hooks{afterCapture: h.AfterCapture, afterAdmit: h.AfterAdmit})
+}
 
 // EnforcedCallCapacity is the call capacity the server enforces, per
 // connection and per server (kernel.MaxCallCapacity for "no bound").

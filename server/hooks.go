@@ -4,4 +4,5 @@ package server
 // atomic pointer load on the request path.
 type hooks struct {
 	afterCapture func(gen uint64)
+	afterAdmit   func()
 }
