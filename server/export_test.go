@@ -1,5 +1,7 @@
 package server
 
+import "context"
+
 // TestHooks are called at interleaving points of the request path, for
 // deterministic tests.
 type TestHooks struct {
@@ -9,11 +11,14 @@ type TestHooks struct {
 	// AfterAdmit runs on the accept loop right after a connection took
 	// its connection and handshake slots, before it is registered.
 	AfterAdmit func()
+	// AfterGrant runs on a queued call's goroutine right after admission
+	// granted it, with the call's context.
+	AfterGrant func(ctx context.Context)
 }
 
 // SetTestHooks installs h.
 func SetTestHooks(s *Server, h *TestHooks) {
-	s.hooks.Store(&hooks{afterCapture: h.AfterCapture, afterAdmit: h.AfterAdmit})
+	s.hooks.Store(&hooks{afterCapture: h.AfterCapture, afterAdmit: h.AfterAdmit, afterGrant: h.AfterGrant})
 }
 
 // EnforcedCallCapacity is the call capacity the server enforces, per

@@ -213,3 +213,31 @@ func TestQueuedCallKeepsItsProgramAcrossDisable(t *testing.T) {
 		"N is reclaimed once its last call released")
 	requireNeverRan(t, h)
 }
+
+// TestQueuedCallGrantedAsItsClientLeavesNeverRuns: a queued call granted
+// when its client has gone (the connection ended between the grant and the
+// handler; when the connection's end cancels the holder first, its unit is
+// what grants the queued call) gives its grant back and never runs its
+// handler. A hook holds the granted call until the connection's end has
+// reached its context.
+func TestQueuedCallGrantedAsItsClientLeavesNeverRuns(t *testing.T) {
+	s, h, c, holderID, holder, _ := startQueueServer(t)
+	granted := make(chan struct{})
+	server.SetTestHooks(s.Server, &server.TestHooks{AfterGrant: func(ctx context.Context) {
+		close(granted) // only the one queued call is ever granted
+		<-ctx.Done()
+	}})
+	close(holder.release)
+	r := c.next()
+	require.Equal(t, holderID, r.id)
+	require.Nil(t, r.err)
+	select {
+	case <-granted:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the queued call was not granted when the holder returned")
+	}
+	require.NoError(t, c.nc.Close())
+	requireLedgerZero(t, s)
+	requireNeverRan(t, h)
+	require.Eventually(t, func() bool { return s.Stats().Connections == 0 }, 30*time.Second, time.Millisecond)
+}
