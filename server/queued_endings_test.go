@@ -241,3 +241,56 @@ func TestQueuedCallGrantedAsItsClientLeavesNeverRuns(t *testing.T) {
 	requireNeverRan(t, h)
 	require.Eventually(t, func() bool { return s.Stats().Connections == 0 }, 30*time.Second, time.Millisecond)
 }
+
+// TestQueuedOneWayCallEndedByStop: a one-way call waiting in the queue
+// (QueueOneWayCalls) is dropped at Stop: no frame answers it, it is
+// counted, it never runs, and the ledger is back at zero.
+func TestQueuedOneWayCallEndedByStop(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	o := oneAtATime()
+	o.Queue.QueueOneWayCalls = true
+	s, h := serveGate(t, l, server.Options{Admission: o})
+	c := dialRaw(t, s.addr)
+	holderID := c.send("gate", "Wait", nil, nil)
+	holder := h.enter(t)
+	oneWayID := c.send("gate", "Wait", nil, func(r *protocol.Request) { r.OneWay, r.Cancellable = true, false })
+	requireQueued(t, s, 1)
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.Stop(context.Background()) }()
+	fh, payload := c.read()
+	require.Equal(t, protocol.FrameGoAway, fh.Type)
+	var g protocol.GoAway
+	require.NoError(t, protocol.ParseGoAway(fh, payload, &g))
+	assert.Equal(t, oneWayID, g.LastID)
+	requireQueued(t, s, 0)
+	require.Eventually(t, func() bool { return s.Stats().OneWayDropped == 1 }, 30*time.Second, time.Millisecond)
+
+	close(holder.release)
+	r := c.next() // the next frame answers the holder: nothing answered the one-way call
+	require.Equal(t, holderID, r.id)
+	require.Nil(t, r.err)
+	assert.Nil(t, c.expectClosed())
+	select {
+	case err := <-stopped:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Stop did not return after the last call ended")
+	}
+	requireLedgerZero(t, s)
+	requireNeverRan(t, h)
+}
+
+// TestQueuedCallEndedByClose: Close ends the queued call with the rest
+// (the client cannot read any more) and everything comes back, although
+// Close does not wait for handlers.
+func TestQueuedCallEndedByClose(t *testing.T) {
+	s, h, c, _, holder, _ := startQueueServer(t)
+	require.NoError(t, s.Close())
+	assert.ErrorIs(t, <-holder.ctxErr, context.Canceled)
+	c.expectClosed()
+	requireLedgerZero(t, s)
+	requireNeverRan(t, h)
+	assert.Zero(t, s.Stats().Connections)
+}
