@@ -141,7 +141,18 @@ func (cl *call) run(queued bool) {
 	defer cl.finish()
 	c, s := cl.c, cl.c.s
 	if queued {
-		if err := cl.permit.Wait(cl.ctx); err != nil {
+		err := cl.permit.Wait(cl.ctx)
+		if hk := s.hooks.Load(); err == nil && hk != nil && hk.afterGrant != nil {
+			hk.afterGrant(cl.ctx)
+		}
+		if err == nil && c.ctx.Err() != nil {
+			// Granted a unit that the connection's end freed (another of
+			// its calls, cancelled a moment before this one): the client
+			// is gone, the call never runs and gives its grant back.
+			cl.release()
+			err = c.ctx.Err()
+		}
+		if err != nil {
 			f, drop := admissionRefusal(&cl.permit, err)
 			if f.Code == protocol.CodeCanceled || f.Code == protocol.CodeDeadlineExceeded {
 				f = cl.contextFrame()

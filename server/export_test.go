@@ -1,15 +1,25 @@
 package server
 
+import "context"
+
 // TestHooks are called at interleaving points of the request path, for
 // deterministic tests.
 type TestHooks struct {
 	// AfterCapture runs on the reader right after a request captured the
 	// admission program numbered gen (not when admission is disabled).
 	AfterCapture func(gen uint64)
+	// AfterAdmit runs on the accept loop right after a connection took
+	// its connection and handshake slots, before it is registered.
+	AfterAdmit func()
+	// AfterGrant runs on a queued call's goroutine right after admission
+	// granted it, with the call's context.
+	AfterGrant func(ctx context.Context)
 }
 
 // SetTestHooks installs h.
-func SetTestHooks(s *Server, h *TestHooks) { s.hooks.Store(&hooks{afterCapture: h.AfterCapture}) }
+func SetTestHooks(s *Server, h *TestHooks) {
+	s.hooks.Store(&hooks{afterCapture: h.AfterCapture, afterAdmit: h.AfterAdmit, afterGrant: h.AfterGrant})
+}
 
 // EnforcedCallCapacity is the call capacity the server enforces, per
 // connection and per server (kernel.MaxCallCapacity for "no bound").

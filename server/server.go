@@ -51,6 +51,7 @@ type Server struct {
 	draining  bool
 	closed    bool
 	connWG    sync.WaitGroup // one per connection goroutine
+	serving   sync.WaitGroup // one per Serve loop (track, untrack)
 
 	nextConnID atomic.Uint64
 	stats      counters
@@ -234,6 +235,9 @@ func (s *Server) Serve(l net.Listener) error {
 			s.refusals.refused(r, nc.RemoteAddr())
 			continue
 		}
+		if hk := s.hooks.Load(); hk != nil && hk.afterAdmit != nil {
+			hk.afterAdmit()
+		}
 		c.init()
 		if !s.register(c) {
 			c.slot.Release()
@@ -251,6 +255,7 @@ func (s *Server) track(l net.Listener) bool {
 		return false
 	}
 	s.listeners[l] = struct{}{}
+	s.serving.Add(1)
 	return true
 }
 
@@ -258,6 +263,7 @@ func (s *Server) untrack(l net.Listener) {
 	s.mu.Lock()
 	delete(s.listeners, l)
 	s.mu.Unlock()
+	s.serving.Done()
 }
 
 func (s *Server) isClosed() bool {
@@ -295,10 +301,12 @@ func (s *Server) unregister(c *conn) {
 // admission (queued requests end with Unavailable, new requests are
 // answered Unavailable), sends GoAway with the last accepted request id on
 // every connection, lets the calls in flight finish, and closes the
-// connections. If ctx ends first, Stop closes everything as Close does and
-// returns ctx's error: Stop is bounded by ctx even when a peer never reads
-// (the GoAway never waits for buffer space, and blocked flushes end with
-// the close). Stop may be called more than once.
+// connections. It returns once every Serve loop has returned, so that no
+// connection (not even one accepted as Stop began) and no connection or
+// handshake slot outlives it. If ctx ends first, Stop closes everything as
+// Close does and returns ctx's error: Stop is bounded by ctx even when a
+// peer never reads (the GoAway never waits for buffer space, and blocked
+// flushes end with the close). Stop may be called more than once.
 func (s *Server) Stop(ctx context.Context) error {
 	conns := s.shutDown(false)
 
@@ -318,11 +326,25 @@ func (s *Server) Stop(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
-		s.cancel()
-		return s.kernel.Drain(ctx)
 	case <-ctx.Done():
 		_ = s.Close() // closes every connection: blocked writes fail
 		<-done
+		return ctx.Err()
+	}
+	// A connection an accept loop admitted as Stop began is closed by
+	// that loop, which no longer registers it: wait for the loops to
+	// return, so that no connection and no slot outlives Stop.
+	served := make(chan struct{})
+	go func() {
+		s.serving.Wait()
+		close(served)
+	}()
+	select {
+	case <-served:
+		s.cancel()
+		return s.kernel.Drain(ctx)
+	case <-ctx.Done():
+		_ = s.Close()
 		return ctx.Err()
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 	"time"
@@ -134,6 +135,11 @@ func admissionRefusal(p *kernel.Permit, err error) (protocol.ErrorFrame, dropRea
 			}
 		}
 		return f, reasonDrop(p.Reason())
+	case errors.Is(err, context.DeadlineExceeded):
+		// The call's budget ran out in the queue, or before it could
+		// queue (Start checks the context): the caller is told so, as
+		// for a budget that runs out in the handler.
+		return protocol.ErrorFrame{Code: protocol.CodeDeadlineExceeded, Message: "the call's time budget ran out"}, dropCanceled
 	default:
 		return protocol.ErrorFrame{Code: protocol.CodeCanceled, Message: err.Error()}, dropCanceled
 	}
