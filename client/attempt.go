@@ -117,7 +117,7 @@ func (c *Client) attempt(ctx context.Context, ep *endpoint, method string, body 
 			// timer: the same outcome for the policy either way.
 			out = outcomeDeadlineExceeded
 		}
-		c.policy.report(a, out, err)
+		c.policy.report(a, out, err, oneWay)
 	}
 	return out, err
 }

@@ -236,9 +236,11 @@ func tryAcquire(p spi.EndpointPolicy, endpoint, method string) (d spi.EndpointDe
 
 // report tells the policy that allowed a the attempt's outcome, exactly
 // once, then ends the hold. A panic in Report is logged and ignored.
-func (pc *policyControl) report(a admitted, out outcome, err error) {
+// oneWay says the attempt was a one-way call, whose success is the write:
+// no Response or Error frame arrives for it.
+func (pc *policyControl) report(a admitted, out outcome, err error, oneWay bool) {
 	defer a.lease.Release()
-	o := attemptOutcome(out, err, time.Since(a.start))
+	o := attemptOutcome(out, err, time.Since(a.start), oneWay)
 	defer func() {
 		if r := recover(); r != nil {
 			pc.logf("the endpoint policy panicked in Report", "panic", r, "outcome", o.Kind.String())
@@ -248,11 +250,13 @@ func (pc *policyControl) report(a admitted, out outcome, err error) {
 }
 
 // attemptOutcome is what the policy is told about an attempt.
-func attemptOutcome(out outcome, err error, elapsed time.Duration) spi.AttemptOutcome {
+func attemptOutcome(out outcome, err error, elapsed time.Duration, oneWay bool) spi.AttemptOutcome {
 	o := spi.AttemptOutcome{Code: uint8(status.Code(err)), Elapsed: elapsed}
 	switch out {
 	case outcomeSuccess:
-		o.Kind, o.ResponseObserved = spi.OutcomeSuccess, err == nil
+		// A unary success is its Response; a one-way success is only the
+		// write of its request, and no frame answers it.
+		o.Kind, o.ResponseObserved = spi.OutcomeSuccess, err == nil && !oneWay
 	case outcomeRemoteError:
 		o.Kind, o.ResponseObserved = spi.OutcomeRemoteError, true
 	case outcomeSendFailure:
