@@ -89,22 +89,27 @@ func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
+		c.policy.close() // a no-op unless this Close overtook the first
 		c.wg.Wait()
+		c.policy.waitRetired()
 		return nil
 	}
 	c.closed = true
 	c.closing.Store(true)
-	c.policy.close()
 	conns := make([]*conn, 0, len(c.conns))
 	for cn := range c.conns {
 		conns = append(conns, cn)
 	}
 	c.mu.Unlock()
+	c.policy.close() // outside c.mu: it may run the policy's Close
 	c.cancel()
 	for _, cn := range conns {
 		cn.close(errClientClosed)
 	}
 	c.wg.Wait()
+	// The attempts still in flight fail now; the last report of each
+	// retired policy closes it.
+	c.policy.waitRetired()
 	return nil
 }
 
