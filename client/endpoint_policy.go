@@ -270,7 +270,7 @@ func attemptOutcome(out outcome, err error, elapsed time.Duration, oneWay bool) 
 		o.Kind, o.ResponseObserved = spi.OutcomeSuccess, err == nil && !oneWay
 	case outcomeRemoteError:
 		o.Kind, o.ResponseObserved = spi.OutcomeRemoteError, true
-	case outcomeSendFailure:
+	case outcomeSendFailure, outcomeNotConnected:
 		o.Kind = spi.OutcomeSendFailure
 	case outcomeConnClosed:
 		o.Kind = spi.OutcomeConnectionClosed
