@@ -161,6 +161,8 @@ func describe(err error) string {
 		return "the server does not speak TLS (its answer is not a TLS record): configure the client for plaintext"
 	case errors.As(err, &opErr) && opErr.Op == "remote error":
 		return "the server refused the TLS handshake: " + trimPackage(opErr.Err.Error())
+	case errors.Is(err, protocol.ErrWriterClosed):
+		return "the connection is closed"
 	case errors.As(err, &opErr):
 		// "read tcp a->b: read: <what>": keep <what>.
 		var sys *os.SyscallError
@@ -172,10 +174,20 @@ func describe(err error) string {
 	return trimPackage(err.Error())
 }
 
-// trimPackage removes the Go package prefixes of a standard library
-// error's text ("tls: ", "x509: ").
+// violationText is a protocol violation's rule ("the frame header is
+// truncated"), or describe(err) for another error.
+func violationText(err error) string {
+	var pe *protocol.ProtocolError
+	if errors.As(err, &pe) {
+		return pe.Reason
+	}
+	return describe(err)
+}
+
+// trimPackage removes the package prefixes of an error's text ("tls: ",
+// "x509: ", "sluice/protocol: ").
 func trimPackage(s string) string {
-	for _, p := range []string{"tls: ", "x509: "} {
+	for _, p := range []string{"sluice/protocol: ", "tls: ", "x509: "} {
 		s = strings.ReplaceAll(s, p, "")
 	}
 	return s

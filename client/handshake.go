@@ -68,7 +68,7 @@ func (c *Client) handshake(ctx context.Context, ep *endpoint, nc net.Conn) (*con
 	}
 	frame, err := protocol.AppendHandshake(nil, &hs)
 	if err != nil {
-		return nil, &connectError{"encoding the handshake: " + err.Error(), err}
+		return nil, &connectError{"encoding the handshake: " + violationText(err), err}
 	}
 	ep.setStage(stageHandshake)
 	if _, err := nc.Write(frame); err != nil {
@@ -88,15 +88,15 @@ func (c *Client) handshake(ctx context.Context, ep *endpoint, nc net.Conn) (*con
 	case h.Type == protocol.FrameError && h.ID == 0:
 		var f protocol.ErrorFrame
 		if err := protocol.ParseError(h, payload, lim, &f); err != nil {
-			return nil, &connectError{"the server's handshake refusal is malformed: " + err.Error(), err}
+			return nil, &connectError{"the server's handshake refusal is malformed: " + violationText(err), err}
 		}
 		st := statusOf(&f)
 		return nil, &connectError{"the server refused the handshake: " + statusText(st), st}
 	case h.Type != protocol.FrameHandshakeAck:
-		return nil, &connectError{"the server answered the handshake with a " + h.Type.String() + " frame: it does not speak this protocol version", &protocol.ProtocolError{Reason: "the server answered the handshake with " + h.Type.String()}}
+		return nil, &connectError{"the server answered the handshake with a " + h.Type.String() + " frame instead of its acknowledgement", &protocol.ProtocolError{Reason: "the server answered the handshake with " + h.Type.String()}}
 	}
 	if err := protocol.ParseHandshakeAck(h, payload, &ack); err != nil {
-		return nil, &connectError{"the server's handshake answer is malformed: " + err.Error(), err}
+		return nil, &connectError{"the server's handshake answer is malformed: " + violationText(err), err}
 	}
 	if ctx.Err() != nil || !stop() {
 		return nil, c.connectFailure(ctx, stageAnswer, context.Cause(ctx))

@@ -77,7 +77,7 @@ func ctxOutcome(err error) outcome {
 func unavailable(msg string) *status.Error { return status.New(protocol.CodeUnavailable, msg) }
 
 // errClientClosed ends the calls of a closed Client.
-var errClientClosed = status.New(protocol.CodeCanceled, "client: closed")
+var errClientClosed = status.New(protocol.CodeCanceled, "the client is closed")
 
 // statusOf turns a parsed Error frame into the error the caller gets.
 func statusOf(f *protocol.ErrorFrame) *status.Error {

@@ -141,7 +141,7 @@ func lostError(addr string, readErr error) error {
 	case errors.Is(readErr, io.EOF):
 		return unavailable("connection to " + addr + " closed by the server")
 	case protocol.IsViolation(readErr):
-		return unavailable("connection to " + addr + " closed: protocol violation by the server: " + readErr.Error())
+		return unavailable("connection to " + addr + " closed: protocol violation by the server: " + violationText(readErr))
 	default:
 		return unavailable("connection to " + addr + " lost: " + describe(readErr))
 	}
