@@ -14,6 +14,13 @@ import (
 // success it returns the call, whose body holds the response (empty for a
 // one-way call); the caller must give it back with c.calls.put. On
 // failure the call is already back in the pool.
+//
+// An attempt the endpoint policy refuses was never written: the call moves
+// on to an endpoint the policy has not refused since the call last waited,
+// and only a round in which every endpoint refused counts as an attempt,
+// which fails with the shortest hint (see refusals). A RetryAfter hint is
+// waited only when an attempt is left after it and the deadline fits the
+// wait plus another attempt as long as the last one.
 func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay bool, opts []CallOption) (*call, error) {
 	co := callOptions{maxAttempts: c.cfg.MaxAttempts}
 	if _, ok := c.cfg.idempotent[method]; ok {
@@ -23,9 +30,12 @@ func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay 
 		co = o.apply(co)
 	}
 	cl := c.calls.get()
-	var tried uint64
-	var lastErr error
-	for attempt := 0; attempt < co.maxAttempts; attempt++ {
+	var (
+		tried   uint64 // endpoints an attempt went to
+		ref     refusals
+		lastErr error
+	)
+	for attempts := 0; ; {
 		if err := ctxErr(ctx); err != nil {
 			if lastErr == nil || !errors.Is(err, context.DeadlineExceeded) {
 				lastErr = err
@@ -36,31 +46,56 @@ func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay 
 			lastErr = errClientClosed
 			break
 		}
-		ep := c.pick(tried)
-		out, err := c.attempt(ctx, ep, method, body, oneWay, cl)
+		ep := c.pick(tried, ref.mask)
+		begin := time.Now()
+		out, err := c.attempt(ctx, ep, method, body, oneWay, co.waitForReady, cl)
 		if out == outcomeSuccess {
 			return cl, nil
 		}
-		tried = markTried(tried, ep)
-		lastErr = err
-		retry, wait := shouldRetry(out, err, co.idempotent)
-		if !retry {
-			break
+		var retry bool
+		var wait time.Duration
+		if st, ok := policyRefusal(out, err); ok {
+			if !ref.add(c, ep, st) {
+				continue // another endpoint may allow it
+			}
+			// Every endpoint refused: one attempt, failed with the
+			// shortest hint, which is worth waiting.
+			st := ref.err(c)
+			lastErr, retry, wait = st, st.RetryAfter > 0, st.RetryAfter
+			attempts++
+		} else {
+			tried = markTried(tried, ep)
+			lastErr = err
+			retry, wait = shouldRetry(out, err, co.idempotent)
+			if !co.waitForReady || out != outcomeNotConnected {
+				attempts++ // waiting for readiness, failed dials are not attempts
+			}
 		}
-		if wait > 0 && (len(c.eps) == 1 || !c.untried(tried)) {
+		if !retry || attempts >= co.maxAttempts {
+			break // no attempt is left: the hint is not waited
+		}
+		if wait > 0 && !c.untried(tried|ref.mask) {
 			// Only endpoints that asked us to wait are left: wait the
-			// hint if the deadline leaves room for another attempt.
-			if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+			// hint if the deadline leaves room for another attempt after
+			// it.
+			if !fits(ctx, wait+time.Since(begin)) {
 				break
 			}
 			if err := c.sleep(ctx, wait); err != nil {
 				lastErr = err
 				break
 			}
+			ref.reset() // the policy may allow them now
 		}
 	}
 	c.calls.put(cl)
 	return nil, lastErr
+}
+
+// fits reports whether ctx's deadline, if any, is more than d away.
+func fits(ctx context.Context, d time.Duration) bool {
+	dl, ok := ctx.Deadline()
+	return !ok || time.Until(dl) > d
 }
 
 // ctxErr is ctx.Err(), or DeadlineExceeded when the deadline has passed
@@ -79,7 +114,7 @@ func ctxErr(ctx context.Context) error {
 // retried, and after which wait.
 func shouldRetry(out outcome, err error, idempotent bool) (bool, time.Duration) {
 	switch out {
-	case outcomeSendFailure, outcomeGoAway:
+	case outcomeSendFailure, outcomeNotConnected, outcomeGoAway:
 		return true, 0
 	case outcomeConnClosed:
 		return idempotent && !errors.Is(err, errClientClosed), 0
@@ -104,12 +139,12 @@ func shouldRetry(out outcome, err error, idempotent bool) (bool, time.Duration) 
 // policy current when it starts, if any: the policy that allows it, and
 // only it, is told its outcome, exactly once, even if the policy is
 // replaced or disabled meanwhile.
-func (c *Client) attempt(ctx context.Context, ep *endpoint, method string, body []byte, oneWay bool, cl *call) (outcome, error) {
+func (c *Client) attempt(ctx context.Context, ep *endpoint, method string, body []byte, oneWay, waitReady bool, cl *call) (outcome, error) {
 	a, held, err := c.policy.admit(uintptr(ep.idx), ep.addr, method)
 	if err != nil {
 		return outcomePolicyRejected, err
 	}
-	out, err := c.attemptOnce(ctx, ep, method, body, oneWay, cl)
+	out, err := c.attemptOnce(ctx, ep, method, body, oneWay, waitReady, cl)
 	if held {
 		if out == outcomeRemoteError && status.Code(err) == protocol.CodeDeadlineExceeded && errors.Is(ctxErr(ctx), context.DeadlineExceeded) {
 			// The server's copy of the caller's deadline (the time
@@ -117,22 +152,23 @@ func (c *Client) attempt(ctx context.Context, ep *endpoint, method string, body 
 			// timer: the same outcome for the policy either way.
 			out = outcomeDeadlineExceeded
 		}
-		c.policy.report(a, out, err)
+		c.policy.report(a, out, err, oneWay)
 	}
 	return out, err
 }
 
 // attemptOnce sends the request to ep and, unless one-way, waits for its
-// answer. On outcomeSuccess the response body is in cl.body.
-func (c *Client) attemptOnce(ctx context.Context, ep *endpoint, method string, body []byte, oneWay bool, cl *call) (outcome, error) {
-	cn, err := c.connFor(ctx, ep)
+// answer. On outcomeSuccess the response body is in cl.body. waitReady
+// makes it wait for ep's backoff instead of failing at once (connFor).
+func (c *Client) attemptOnce(ctx context.Context, ep *endpoint, method string, body []byte, oneWay, waitReady bool, cl *call) (outcome, error) {
+	cn, err := c.connFor(ctx, ep, waitReady)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return ctxOutcome(err), err
 		}
 		var de *dialError
 		if errors.As(err, &de) {
-			err = de.st
+			return outcomeNotConnected, de.st
 		}
 		return outcomeSendFailure, err
 	}

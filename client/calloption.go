@@ -7,8 +7,9 @@ package client
 type CallOption interface{ apply(callOptions) callOptions }
 
 type callOptions struct {
-	maxAttempts int
-	idempotent  bool
+	maxAttempts  int
+	idempotent   bool
+	waitForReady bool // readiness.go
 }
 
 // Idempotent declares that the call may run more than once without harm:

@@ -3,7 +3,7 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,7 +44,7 @@ type Client struct {
 // Options.DialTimeout.
 func Dial(ctx context.Context, endpoints []string, opts Options) (*Client, error) {
 	if len(endpoints) == 0 {
-		return nil, errors.New("sluice client: no endpoint")
+		return nil, errors.New("sluice client: no endpoint to dial")
 	}
 	cfg, err := opts.resolve()
 	if err != nil {
@@ -57,29 +57,42 @@ func Dial(ctx context.Context, endpoints []string, opts Options) (*Client, error
 		c.eps = append(c.eps, &endpoint{idx: i, addr: addr})
 	}
 
-	type result struct {
-		err error
-	}
-	results := make(chan result, len(c.eps))
+	errs := make([]error, len(c.eps)) // in the order of endpoints
 	var wg sync.WaitGroup
-	for _, ep := range c.eps {
-		wg.Go(func() {
-			_, err := c.connFor(ctx, ep)
-			results <- result{err}
-		})
+	for i, ep := range c.eps {
+		wg.Go(func() { _, errs[i] = c.connFor(ctx, ep, true) })
 	}
 	wg.Wait()
-	close(results)
-	var errs []error
-	for r := range results {
-		if r.err == nil {
+	for _, err := range errs {
+		if err == nil {
 			return c, nil
 		}
-		errs = append(errs, r.err)
 	}
 	_ = c.Close()
-	return nil, fmt.Errorf("sluice client: no endpoint reachable: %w", errors.Join(errs...))
+	return nil, &unreachableError{errs}
 }
+
+// unreachableError is Dial's error when no endpoint could be reached: each
+// endpoint's failure, under one prefix. errors.Is, errors.As and
+// status.Code find the causes (the first one's status).
+type unreachableError struct{ errs []error }
+
+func (e *unreachableError) Error() string {
+	var b strings.Builder
+	b.WriteString("sluice client: ")
+	if len(e.errs) > 1 {
+		b.WriteString("no endpoint reachable: ")
+	}
+	for i, err := range e.errs {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(err.Error())
+	}
+	return b.String()
+}
+
+func (e *unreachableError) Unwrap() []error { return e.errs }
 
 // Close closes every connection and stops every goroutine of the Client;
 // it returns once they have ended. Calls in flight and calls made afterwards
@@ -89,22 +102,27 @@ func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
+		c.policy.close() // a no-op unless this Close overtook the first
 		c.wg.Wait()
+		c.policy.waitRetired()
 		return nil
 	}
 	c.closed = true
 	c.closing.Store(true)
-	c.policy.close()
 	conns := make([]*conn, 0, len(c.conns))
 	for cn := range c.conns {
 		conns = append(conns, cn)
 	}
 	c.mu.Unlock()
+	c.policy.close() // outside c.mu: it may run the policy's Close
 	c.cancel()
 	for _, cn := range conns {
 		cn.close(errClientClosed)
 	}
 	c.wg.Wait()
+	// The attempts still in flight fail now; the last report of each
+	// retired policy closes it.
+	c.policy.waitRetired()
 	return nil
 }
 
@@ -159,18 +177,22 @@ func (c *Client) sleep(ctx context.Context, d time.Duration) error {
 
 // pick returns the endpoint for the next attempt: the best ranked (see
 // endpoint.score), preferring endpoints this call has not tried yet, ties
-// broken round-robin.
-func (c *Client) pick(tried uint64) *endpoint {
+// broken round-robin, and skipping those the endpoint policy refused
+// (unless it refused them all).
+func (c *Client) pick(tried, refused uint64) *endpoint {
 	n := len(c.eps)
 	if n == 1 {
 		return c.eps[0]
 	}
 	start := int(c.rr.Add(1)) % n
 	now := time.Now().UnixNano()
-	var best *endpoint
+	best := c.eps[start]
 	bestScore := 1 << 30
 	for i := range n {
 		ep := c.eps[(start+i)%n]
+		if wasTried(refused, ep) {
+			continue
+		}
 		s := ep.score(now)
 		if wasTried(tried, ep) {
 			s += 3

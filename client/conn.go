@@ -83,7 +83,7 @@ func (c *conn) send(cl *call, frame []byte, oneWay bool) error {
 	if !oneWay && !c.abandon(cl) {
 		<-cl.done // the reader failed it meanwhile; it was not sent anyway
 	}
-	return unavailable("connection failed: request not sent: " + err.Error())
+	return unavailable("connection to " + c.ep.addr + " failed: request not sent: " + describe(err))
 }
 
 // abandon removes cl from the table of waiting calls and reports whether it

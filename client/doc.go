@@ -10,8 +10,11 @@
 // reachable; afterwards connections are re-established on demand: the first
 // call that needs an endpoint without a connection dials it, and failed
 // dials back off exponentially with jitter (Options.Backoff). A call that
-// needs an endpoint which is backing off waits for the backoff, within its
-// context, unless another endpoint has a connection.
+// needs an endpoint whose dial is running waits for it, within its context;
+// one that needs an endpoint backing off after a failed dial fails that
+// attempt at once with the dial's Unavailable error (and moves on to
+// another endpoint, or fails), unless it was made with WaitForReady: then
+// it waits for the backoff and the next dials, within its context.
 //
 // Each connection has one reader goroutine, which hands every Response and
 // Error frame to the call waiting for it, answers the server's Pings and
@@ -29,7 +32,8 @@
 // *status.Error with code Unavailable; a connection-level Error frame ends
 // the calls of its connection with its own status; a closed Client returns
 // Canceled. When the call's context ends first, the call returns the
-// context's error (context.Canceled or context.DeadlineExceeded), and
+// context's error (context.Canceled or context.DeadlineExceeded; wrapped
+// with what the dial was doing when it ended during a dial), and
 // status.Code maps those to Canceled and DeadlineExceeded; the server's
 // copy of the deadline (the time budget) may also end the call first, with
 // a DeadlineExceeded *status.Error.
@@ -44,5 +48,12 @@
 // idempotent (Options.IdempotentMethods or the Idempotent call option),
 // the connection was lost or the server answered Unavailable. Attempts are
 // bounded by the context's deadline and by MaxAttempts (default 3). A
-// one-way call is never retried once it was written.
+// RetryAfter hint is waited only when an attempt is left after it and the
+// deadline fits the wait plus another attempt. A one-way call is never
+// retried once it was written.
+//
+// An attempt refused by the endpoint policy was never written: the call
+// moves on to another endpoint the policy has not refused, spending no
+// attempt; only when every endpoint refused does it fail (or wait), with
+// the shortest hint.
 package client

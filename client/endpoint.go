@@ -16,6 +16,7 @@ type endpoint struct {
 
 	cur     atomic.Pointer[conn] // the connection new calls use; nil if none
 	retryAt atomic.Int64         // unix nanoseconds before which no dial starts
+	stage   atomic.Int32         // what the running dial is doing (stages)
 
 	mu       sync.Mutex
 	dialing  chan struct{} // closed when the running dial ends; nil if none
@@ -49,9 +50,11 @@ func (ep *endpoint) score(now int64) int {
 }
 
 // connFor returns a ready connection to ep, dialing it if needed. It waits
-// for a running dial, and for the endpoint's backoff, within ctx. An error
-// means nothing was sent.
-func (c *Client) connFor(ctx context.Context, ep *endpoint) (*conn, error) {
+// for a running dial within ctx. When ep is backing off after a failed
+// dial, it fails at once with that dial's error, unless waitReady: then it
+// waits for the backoff, within ctx, and dials. An error means nothing was
+// sent.
+func (c *Client) connFor(ctx context.Context, ep *endpoint, waitReady bool) (*conn, error) {
 	for {
 		if cn := ep.ready(); cn != nil {
 			return cn, nil
@@ -64,8 +67,17 @@ func (c *Client) connFor(ctx context.Context, ep *endpoint) (*conn, error) {
 		ch := ep.dialing
 		if ch == nil {
 			if wait := time.Until(time.Unix(0, ep.retryAt.Load())); wait > 0 {
+				if err := ep.lastErr; err != nil && !waitReady {
+					// Fail fast: the endpoint's connection is gone and
+					// its last dial failed.
+					ep.mu.Unlock()
+					return nil, err
+				}
 				ep.mu.Unlock()
 				if err := c.sleep(ctx, wait); err != nil {
+					if ctx.Err() != nil {
+						err = &waitError{addr: ep.addr, stage: "waiting to dial again after a failed dial", err: err}
+					}
 					return nil, err
 				}
 				continue
@@ -81,7 +93,7 @@ func (c *Client) connFor(ctx context.Context, ep *endpoint) (*conn, error) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, &waitError{addr: ep.addr, stage: ep.stageName(), err: ctx.Err()}
 		}
 		if cn := ep.ready(); cn != nil {
 			return cn, nil
@@ -104,6 +116,7 @@ func (c *Client) dial(ep *endpoint, ch chan struct{}) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.DialTimeout)
 	cn, err := c.connect(ctx, ep)
 	cancel()
+	ep.stage.Store(0)
 	if err == nil && !c.track(cn) {
 		_ = cn.w.Close()
 		_ = cn.nc.Close()
@@ -125,7 +138,7 @@ func (c *Client) dial(ep *endpoint, ch chan struct{}) {
 	ep.mu.Unlock()
 	close(ch)
 	if err != nil {
-		c.cfg.Logger.Warn("sluice client: dial failed", "endpoint", ep.addr, "failures", failures, "error", err)
+		c.cfg.Logger.Warn("sluice client: dial failed", "endpoint", ep.addr, "failures", failures, "error", err.Error())
 	} else {
 		cn.startKeepalive()
 	}

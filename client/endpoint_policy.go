@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -61,8 +60,8 @@ var (
 // policyControl publishes the endpoint policy through a generation cell:
 // every attempt captures the current policy once (a lease), asks it,
 // reports to it, and releases the lease; a replaced policy that is an
-// io.Closer is closed when its last lease ends. Writers are serialized by
-// mu; the attempt path takes no lock.
+// io.Closer is closed when its last lease ends (policy_close.go). Writers
+// are serialized by mu; the attempt path takes no lock.
 type policyControl struct {
 	cell kernel.Cell[spi.EndpointPolicy]
 
@@ -70,8 +69,11 @@ type policyControl struct {
 	gen     uint64
 	mode    PolicyMode
 	breaker *endpointpolicy.CircuitBreaker
+	cur     *retirement // the closing state of the published policy; nil if none
 	closed  bool
 	logf    func(msg string, args ...any)
+
+	pending sync.WaitGroup // retired policies not closed yet
 }
 
 // EndpointPolicy returns the current mode and generation.
@@ -145,53 +147,62 @@ func (c *Client) UpdateCircuitBreaker(o endpointpolicy.CircuitBreakerOptions) (u
 func (c *Client) DisableEndpointPolicy() (uint64, error) {
 	pc := &c.policy
 	pc.mu.Lock()
-	defer pc.mu.Unlock()
 	if pc.closed {
+		pc.mu.Unlock()
 		return 0, ErrClientClosed
 	}
 	if pc.mode == PolicyDisabled {
+		defer pc.mu.Unlock()
 		return pc.gen, nil
 	}
-	pc.cell.Clear()
+	old := pc.retire(pc.cell.Clear)
 	pc.gen++
-	pc.mode, pc.breaker = PolicyDisabled, nil
-	return pc.gen, nil
+	gen := pc.gen
+	pc.mode, pc.breaker, pc.cur = PolicyDisabled, nil, nil
+	pc.mu.Unlock()
+	if old != nil {
+		pc.closeRetired(old)
+	}
+	return gen, nil
 }
 
 func (pc *policyControl) publish(mode PolicyMode, p spi.EndpointPolicy, b *endpointpolicy.CircuitBreaker, check func(PolicyMode) error) (uint64, error) {
 	pc.mu.Lock()
-	defer pc.mu.Unlock()
 	if pc.closed {
+		pc.mu.Unlock()
 		return 0, ErrClientClosed
 	}
 	if err := check(pc.mode); err != nil {
+		pc.mu.Unlock()
 		return 0, err
 	}
 	pc.gen++
-	pc.cell.Publish(p, pc.gen, pc.retired)
-	pc.mode, pc.breaker = mode, b
-	return pc.gen, nil
-}
-
-// retired runs once a replaced policy's last allowed attempt reported.
-func (pc *policyControl) retired(p spi.EndpointPolicy) {
-	if cl, ok := p.(io.Closer); ok {
-		if err := cl.Close(); err != nil {
-			pc.logf("closing a retired endpoint policy failed", "error", err)
-		}
+	gen := pc.gen
+	r := &retirement{pc: pc}
+	old := pc.retire(func() { pc.cell.Publish(p, gen, r.onDrain) })
+	pc.mode, pc.breaker, pc.cur = mode, b, r
+	pc.mu.Unlock()
+	if old != nil {
+		pc.closeRetired(old)
 	}
+	return gen, nil
 }
 
-// close stops publication (Client.Close) and retires the current policy.
+// close stops publication (Client.Close) and retires the current policy,
+// closing it at once when nothing is outstanding.
 func (pc *policyControl) close() {
 	pc.mu.Lock()
-	defer pc.mu.Unlock()
 	if pc.closed {
+		pc.mu.Unlock()
 		return
 	}
 	pc.closed = true
-	pc.cell.Clear()
-	pc.mode, pc.breaker = PolicyDisabled, nil
+	old := pc.retire(pc.cell.Clear)
+	pc.mode, pc.breaker, pc.cur = PolicyDisabled, nil, nil
+	pc.mu.Unlock()
+	if old != nil {
+		pc.closeRetired(old)
+	}
 }
 
 // admitted is an attempt's hold on the policy that allowed it.
@@ -236,9 +247,11 @@ func tryAcquire(p spi.EndpointPolicy, endpoint, method string) (d spi.EndpointDe
 
 // report tells the policy that allowed a the attempt's outcome, exactly
 // once, then ends the hold. A panic in Report is logged and ignored.
-func (pc *policyControl) report(a admitted, out outcome, err error) {
+// oneWay says the attempt was a one-way call, whose success is the write:
+// no Response or Error frame arrives for it.
+func (pc *policyControl) report(a admitted, out outcome, err error, oneWay bool) {
 	defer a.lease.Release()
-	o := attemptOutcome(out, err, time.Since(a.start))
+	o := attemptOutcome(out, err, time.Since(a.start), oneWay)
 	defer func() {
 		if r := recover(); r != nil {
 			pc.logf("the endpoint policy panicked in Report", "panic", r, "outcome", o.Kind.String())
@@ -248,14 +261,16 @@ func (pc *policyControl) report(a admitted, out outcome, err error) {
 }
 
 // attemptOutcome is what the policy is told about an attempt.
-func attemptOutcome(out outcome, err error, elapsed time.Duration) spi.AttemptOutcome {
+func attemptOutcome(out outcome, err error, elapsed time.Duration, oneWay bool) spi.AttemptOutcome {
 	o := spi.AttemptOutcome{Code: uint8(status.Code(err)), Elapsed: elapsed}
 	switch out {
 	case outcomeSuccess:
-		o.Kind, o.ResponseObserved = spi.OutcomeSuccess, err == nil
+		// A unary success is its Response; a one-way success is only the
+		// write of its request, and no frame answers it.
+		o.Kind, o.ResponseObserved = spi.OutcomeSuccess, err == nil && !oneWay
 	case outcomeRemoteError:
 		o.Kind, o.ResponseObserved = spi.OutcomeRemoteError, true
-	case outcomeSendFailure:
+	case outcomeSendFailure, outcomeNotConnected:
 		o.Kind = spi.OutcomeSendFailure
 	case outcomeConnClosed:
 		o.Kind = spi.OutcomeConnectionClosed

@@ -36,7 +36,7 @@ func TestPolicyPathAllocatesNothing(t *testing.T) {
 		if !held || err != nil {
 			t.Fatal("custom refused")
 		}
-		pc.report(a, outcomeSuccess, nil)
+		pc.report(a, outcomeSuccess, nil, false)
 	})
 	assert.Zero(t, custom)
 }

@@ -184,7 +184,9 @@ func TestReportGoesToTheAdmittingPolicy(t *testing.T) {
 	issuedB, rb := pb.snapshot()
 	assert.Zero(t, issuedB)
 	assert.Empty(t, rb, "B never hears of A's attempt")
-	assert.Equal(t, int32(1), pa.closes.Load())
+	// The call's report ended A's last hold: A is closed on a goroutine of
+	// the client's, not the call's.
+	require.Eventually(t, func() bool { return pa.closes.Load() == 1 }, 5*time.Second, time.Millisecond)
 
 	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", nil)
 	require.NoError(t, err)
@@ -232,6 +234,7 @@ func TestUpdateBetweenAttemptsOfARetry(t *testing.T) {
 		assert.Equal(t, spi.OutcomeSuccess, rb[0].outcome.Kind)
 		pa.requireExactlyOnce(t)
 		pb.requireExactlyOnce(t)
+		synctest.Wait() // A is closed on a goroutine of the client's
 		assert.Equal(t, int32(1), pa.closes.Load())
 	})
 }
@@ -364,6 +367,9 @@ func TestConcurrentReplacementsLedger(t *testing.T) {
 	wg.Wait()
 	_, err := c.DisableEndpointPolicy()
 	require.NoError(t, err)
+	// Policies drained by a call's report are closed on goroutines of the
+	// client's; Close waits for them.
+	require.NoError(t, c.Close())
 
 	var admitted int
 	for _, p := range policies {

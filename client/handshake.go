@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"net"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 func (c *Client) connect(ctx context.Context, ep *endpoint) (*conn, error) {
 	var nc net.Conn
 	var err error
+	ep.setStage(stageTCP)
 	if dial := c.cfg.Dialer; dial != nil {
 		nc, err = dial(ctx, ep.addr)
 	} else {
@@ -25,7 +25,7 @@ func (c *Client) connect(ctx context.Context, ep *endpoint) (*conn, error) {
 		nc, err = d.DialContext(ctx, "tcp", ep.addr)
 	}
 	if err != nil {
-		return nil, err
+		return nil, c.connectFailure(ctx, stageTCP, err)
 	}
 	cn, err := c.handshake(ctx, ep, nc)
 	if err != nil {
@@ -51,9 +51,10 @@ func (c *Client) handshake(ctx context.Context, ep *endpoint, nc net.Conn) (*con
 				cfg.ServerName = host
 			}
 		}
+		ep.setStage(stageTLS)
 		tc := tls.Client(nc, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
-			return nil, fmt.Errorf("TLS handshake: %w", err)
+			return nil, c.connectFailure(ctx, stageTLS, err)
 		}
 		nc = tc
 	}
@@ -67,32 +68,38 @@ func (c *Client) handshake(ctx context.Context, ep *endpoint, nc net.Conn) (*con
 	}
 	frame, err := protocol.AppendHandshake(nil, &hs)
 	if err != nil {
-		return nil, err
+		return nil, &connectError{"encoding the handshake: " + violationText(err), err}
 	}
+	ep.setStage(stageHandshake)
 	if _, err := nc.Write(frame); err != nil {
-		return nil, fmt.Errorf("sending the handshake: %w", err)
+		return nil, c.connectFailure(ctx, stageHandshake, err)
 	}
+	ep.setStage(stageAnswer)
 	rd := protocol.NewReader(nc, lim)
 	h, payload, err := rd.ReadFrame()
 	if err != nil {
-		return nil, fmt.Errorf("reading the handshake answer: %w", err)
+		if looksLikeTLS(err) && c.cfg.TLS == nil {
+			return nil, &connectError{"the server's answer is not a sluice frame: it probably speaks TLS (this client uses plaintext), or another protocol", err}
+		}
+		return nil, c.connectFailure(ctx, stageAnswer, err)
 	}
 	var ack protocol.HandshakeAck
 	switch {
 	case h.Type == protocol.FrameError && h.ID == 0:
 		var f protocol.ErrorFrame
 		if err := protocol.ParseError(h, payload, lim, &f); err != nil {
-			return nil, err
+			return nil, &connectError{"the server's handshake refusal is malformed: " + violationText(err), err}
 		}
-		return nil, fmt.Errorf("handshake refused: %w", statusOf(&f))
+		st := statusOf(&f)
+		return nil, &connectError{"the server refused the handshake: " + statusText(st), st}
 	case h.Type != protocol.FrameHandshakeAck:
-		return nil, &protocol.ProtocolError{Reason: "the server answered the handshake with " + h.Type.String()}
+		return nil, &connectError{"the server answered the handshake with a " + h.Type.String() + " frame instead of its acknowledgement", &protocol.ProtocolError{Reason: "the server answered the handshake with " + h.Type.String()}}
 	}
 	if err := protocol.ParseHandshakeAck(h, payload, &ack); err != nil {
-		return nil, err
+		return nil, &connectError{"the server's handshake answer is malformed: " + violationText(err), err}
 	}
 	if ctx.Err() != nil || !stop() {
-		return nil, context.Cause(ctx)
+		return nil, c.connectFailure(ctx, stageAnswer, context.Cause(ctx))
 	}
 	if err := nc.SetDeadline(time.Time{}); err != nil {
 		return nil, err

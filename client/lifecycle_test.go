@@ -36,9 +36,10 @@ func TestReconnectAfterServerRestart(t *testing.T) {
 		requireCode(t, err, protocol.CodeUnavailable)
 
 		// A new server on the same address: the client reconnects, once
-		// the backoff of its failed dials is over.
+		// the backoff of its failed dials is over (a call that does not
+		// wait for readiness fails at once meanwhile).
 		ts2 := n.startServer(t, echoMux(nil), server.Options{}, addr)
-		out, err := c.CallRaw(ctxTimeout(t, time.Second), "echo/Echo", []byte("after"))
+		out, err := c.CallRaw(ctxTimeout(t, time.Second), "echo/Echo", []byte("after"), client.WaitForReady())
 		require.NoError(t, err)
 		require.Equal(t, "after", string(out))
 		require.Equal(t, uint64(1), ts2.srv.Stats().ConnectionsAdmitted)
@@ -51,10 +52,11 @@ func TestCallWaitsOutBackoffWithinDeadline(t *testing.T) {
 		ts := n.startServer(t, echoMux(nil), server.Options{}, "")
 		c := n.dial(t, client.Options{Backoff: client.Backoff{Initial: 20 * time.Millisecond, Max: 40 * time.Millisecond}}, ts.addr)
 		ts.close(t)
+		synctest.Wait() // the client saw its connection close: the call is not written to it
 
-		// The server comes back after a while; a call with a generous
-		// deadline and enough attempts keeps dialing, with backoff, until
-		// it is back.
+		// The server comes back after a while; a call that waits for
+		// readiness, with a generous deadline, keeps dialing, with
+		// backoff, until it is back: its failed dials are not attempts.
 		const down = 150 * time.Millisecond
 		start := time.Now()
 		srv2, err := server.New(echoMux(nil), server.Options{})
@@ -69,7 +71,7 @@ func TestCallWaitsOutBackoffWithinDeadline(t *testing.T) {
 			}
 			served <- srv2.Serve(l)
 		}()
-		_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("x"), client.MaxAttempts(20), client.Idempotent())
+		_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("x"), client.WaitForReady())
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, time.Since(start), down)
 		require.NoError(t, srv2.Close())

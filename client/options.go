@@ -103,7 +103,7 @@ func (o Options) resolve() (*config, error) {
 		o.DialTimeout = 10 * time.Second
 	}
 	if o.DialTimeout < 0 {
-		return nil, errors.New("client: negative DialTimeout")
+		return nil, errors.New("sluice client: negative DialTimeout")
 	}
 	if o.Backoff.Initial == 0 {
 		o.Backoff.Initial = 50 * time.Millisecond
@@ -115,13 +115,13 @@ func (o Options) resolve() (*config, error) {
 		o.Backoff.Jitter = 0.2
 	}
 	if o.Backoff.Initial < 0 || o.Backoff.Max < o.Backoff.Initial || o.Backoff.Jitter < 0 || o.Backoff.Jitter > 1 {
-		return nil, fmt.Errorf("client: invalid Backoff %+v", o.Backoff)
+		return nil, fmt.Errorf("sluice client: invalid Backoff %+v", o.Backoff)
 	}
 	if o.MaxFrameSize == 0 {
 		o.MaxFrameSize = protocol.DefaultLimits().MaxFrameSize
 	}
 	if o.MaxFrameSize < protocol.MinFrameSize {
-		return nil, fmt.Errorf("client: MaxFrameSize %d is below %d", o.MaxFrameSize, protocol.MinFrameSize)
+		return nil, fmt.Errorf("sluice client: MaxFrameSize %d is below %d", o.MaxFrameSize, protocol.MinFrameSize)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -133,7 +133,7 @@ func (o Options) resolve() (*config, error) {
 		o.MaxAttempts = 3
 	}
 	if o.MaxAttempts < 0 {
-		return nil, errors.New("client: negative MaxAttempts")
+		return nil, errors.New("sluice client: negative MaxAttempts")
 	}
 	c := &config{Options: o, idempotent: make(map[string]struct{}, len(o.IdempotentMethods))}
 	for _, m := range o.IdempotentMethods {

@@ -16,8 +16,8 @@ const (
 	outcomeSuccess outcome = iota
 	// outcomeRemoteError: the server answered with an Error frame.
 	outcomeRemoteError
-	// outcomeSendFailure: the request was never written (no connection,
-	// a failed dial, a failed or closed writer, a going-away connection).
+	// outcomeSendFailure: the request was never written (a failed or
+	// closed writer, a going-away connection).
 	outcomeSendFailure
 	// outcomeConnClosed: the connection ended after the request was queued;
 	// the server may or may not have run it.
@@ -32,6 +32,11 @@ const (
 	// outcomePolicyRejected: the endpoint admission policy refused the
 	// attempt; no report is owed.
 	outcomePolicyRejected
+	// outcomeNotConnected: the request was never written because the
+	// endpoint has no connection (its dial failed, or it is backing off
+	// after a failed dial); a send failure for the policy, which a call
+	// waiting for readiness does not count as an attempt.
+	outcomeNotConnected
 )
 
 func (o outcome) String() string {
@@ -54,6 +59,8 @@ func (o outcome) String() string {
 		return "local"
 	case outcomePolicyRejected:
 		return "policy_rejected"
+	case outcomeNotConnected:
+		return "not_connected"
 	}
 	return "unknown"
 }
@@ -70,30 +77,9 @@ func ctxOutcome(err error) outcome {
 func unavailable(msg string) *status.Error { return status.New(protocol.CodeUnavailable, msg) }
 
 // errClientClosed ends the calls of a closed Client.
-var errClientClosed = status.New(protocol.CodeCanceled, "client: closed")
+var errClientClosed = status.New(protocol.CodeCanceled, "the client is closed")
 
 // statusOf turns a parsed Error frame into the error the caller gets.
 func statusOf(f *protocol.ErrorFrame) *status.Error {
 	return &status.Error{Code: f.Code, Message: f.Message, Reason: f.Reason, RetryAfter: f.RetryAfter}
 }
-
-// dialError is a failed connection attempt. status.FromError finds its
-// status, Unavailable unless the server refused the handshake with a status
-// of its own (Unauthenticated, PermissionDenied, ...); errors.Is and
-// errors.As also find the cause (a net.OpError, an x509 error, ...).
-type dialError struct {
-	addr  string
-	st    *status.Error
-	cause error
-}
-
-func newDialError(addr string, cause error) *dialError {
-	st, ok := status.FromError(cause)
-	if !ok {
-		st = unavailable("dial " + addr + ": " + cause.Error())
-	}
-	return &dialError{addr: addr, st: st, cause: cause}
-}
-
-func (e *dialError) Error() string   { return "sluice client: dial " + e.addr + ": " + e.cause.Error() }
-func (e *dialError) Unwrap() []error { return []error{e.st, e.cause} }

@@ -113,7 +113,7 @@ func (c *conn) shutdown(readErr error) {
 	c.closed = true
 	cause := c.closeErr
 	if cause == nil {
-		cause = lostError(readErr)
+		cause = lostError(c.ep.addr, readErr)
 		c.closeErr = cause
 	}
 	calls := c.calls
@@ -131,17 +131,18 @@ func (c *conn) shutdown(readErr error) {
 	}
 }
 
-// lostError is the error of calls on a connection that ended with readErr.
-func lostError(readErr error) error {
+// lostError is the error of calls on a connection to addr that ended with
+// readErr.
+func lostError(addr string, readErr error) error {
 	var ce connError
 	switch {
 	case errors.As(readErr, &ce):
 		return ce.err
 	case errors.Is(readErr, io.EOF):
-		return unavailable("connection closed by the server")
+		return unavailable("connection to " + addr + " closed by the server")
 	case protocol.IsViolation(readErr):
-		return unavailable("protocol violation by the server: " + readErr.Error())
+		return unavailable("connection to " + addr + " closed: protocol violation by the server: " + violationText(readErr))
 	default:
-		return unavailable("connection lost: " + readErr.Error())
+		return unavailable("connection to " + addr + " lost: " + describe(readErr))
 	}
 }

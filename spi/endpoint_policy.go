@@ -24,7 +24,9 @@ import "time"
 //     Report (it may ignore it) without corrupting its state.
 //
 // A policy that implements io.Closer is closed by the client once it has
-// been replaced or disabled and its last allowed attempt has reported.
+// been replaced or disabled and its last allowed attempt has reported;
+// Close runs exactly once, under no lock of the client, and a panic in it is
+// recovered and logged.
 type EndpointPolicy interface {
 	TryAcquire(endpoint, method string) EndpointDecision
 	Report(outcome AttemptOutcome, token uint64)

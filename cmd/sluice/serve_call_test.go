@@ -129,7 +129,7 @@ func TestServeAndCallFlagErrors(t *testing.T) {
 	}
 	code, _, stderr := runCommand("call", "-addr", freeAddr(t), "-timeout", "1s")
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, stderr, "dial")
+	assert.Contains(t, stderr, "connecting to")
 }
 
 // writeTestCerts writes a CA, and a server certificate and key for
