@@ -89,8 +89,8 @@ func TestStopRacingDialersGivesBackEverySlot(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	const stalled, fresh = 100, 200
 	s := startServer(t, server.Options{
-		Connections:      server.ConnectionLimits{MaxConnections: 1024, MaxHandshakes: 1024},
-		HandshakeTimeout: 5 * time.Minute, // never the cause here: Stop is
+		Connections:      server.ConnectionLimits{MaxConnections: 1024, MaxHandshakes: 1024, MaxHandshakesPerAddress: 1024}, // every dialer is 127.0.0.1
+		HandshakeTimeout: 5 * time.Minute,                                                                                   // never the cause here: Stop is
 	})
 
 	gate := make(chan struct{})
