@@ -21,7 +21,8 @@ import (
 // goroutines of their own and write through the coalescing writer.
 type conn struct {
 	s    *Server
-	nc   net.Conn
+	nc   net.Conn // the connection; the TLS one once TLS is up
+	raw  net.Conn // the accepted connection, under TLS if any
 	slot conngate.Slot
 	id   uint64
 
@@ -55,12 +56,25 @@ type conn struct {
 	goAwayMsg  atomic.Pointer[string]
 	endOnce    sync.Once
 	ticker     *time.Timer
+
+	// hsMu orders the handshake's deadlines with Stop cutting them:
+	// hsDone is set once the handshake cleared its deadline, after which
+	// Stop must not set one.
+	hsMu   sync.Mutex
+	hsDone bool
 }
+
+// stopHandshakeGrace is how long a connection still in its handshake when
+// Stop begins may take to finish it (at most the handshake timeout): a
+// live client finishes in a few round trips and gets its GoAway, a silent
+// socket is closed instead of holding Stop for the whole timeout.
+const stopHandshakeGrace = time.Second
 
 // init prepares an admitted connection; the accept loop calls it before
 // starting serve, so that Stop and Close can reach the connection at once.
 func (c *conn) init() {
 	c.id = c.s.nextConnID.Add(1)
+	c.raw = c.nc
 	c.peer.RemoteAddr = c.nc.RemoteAddr()
 	ctx, cancel := context.WithCancelCause(c.s.ctx)
 	c.ctx, c.cancel = context.WithValue(ctx, peerKey{}, &c.peer), cancel
@@ -134,7 +148,12 @@ var errConnClosed = errors.New("server: connection closed")
 // reports whether the connection may carry calls.
 func (c *conn) handshake() bool {
 	deadline := time.Now().Add(c.s.o.HandshakeTimeout)
-	_ = c.nc.SetDeadline(deadline)
+	c.hsMu.Lock()
+	if c.draining.Load() {
+		deadline = time.Now().Add(min(c.s.o.HandshakeTimeout, stopHandshakeGrace))
+	}
+	_ = c.raw.SetDeadline(deadline)
+	c.hsMu.Unlock()
 	ctx, cancel := context.WithDeadline(c.ctx, deadline)
 	defer cancel()
 	if cfg := c.s.o.TLS; cfg != nil {
@@ -190,7 +209,10 @@ func (c *conn) handshake() bool {
 	if _, err := c.nc.Write(*c.s.ackFrame.Load()); err != nil {
 		return false
 	}
-	_ = c.nc.SetDeadline(time.Time{})
+	c.hsMu.Lock()
+	c.hsDone = true
+	_ = c.raw.SetDeadline(time.Time{})
+	c.hsMu.Unlock()
 	c.rd.SetMaxFrameSize(c.lim.MaxFrameSize)
 	return true
 }
@@ -366,6 +388,18 @@ func (c *conn) drainWith(msg string) {
 	c.draining.Store(true)
 	if c.ready.Load() {
 		c.goAway()
+		return
+	}
+	c.cutHandshake()
+}
+
+// cutHandshake gives a connection still in its handshake when it starts
+// draining at most stopHandshakeGrace to finish it.
+func (c *conn) cutHandshake() {
+	c.hsMu.Lock()
+	defer c.hsMu.Unlock()
+	if !c.hsDone {
+		_ = c.raw.SetDeadline(time.Now().Add(min(c.s.o.HandshakeTimeout, stopHandshakeGrace)))
 	}
 }
 
