@@ -49,6 +49,8 @@ type ErrorFrame struct {
 
 // ParseError decodes an Error frame payload into e. Message and Reason are
 // copied (this allocates); Metadata aliases payload and reuses e's storage.
+// Metadata over lim's limits is reported as for [ParseRequest], with the
+// other fields decoded.
 func ParseError(h Header, payload []byte, lim Limits, e *ErrorFrame) error {
 	e.Metadata.view()
 	if err := checkFrame(h, FrameError, payload); err != nil {
@@ -83,9 +85,10 @@ func ParseError(h Header, payload []byte, lim Limits, e *ErrorFrame) error {
 	if retry > maxMicros {
 		return violation("error: retry-after %dµs out of range", retry)
 	}
+	var limitErr error
 	if h.Flags.Has(FlagHasMetadata) {
 		n, err := ParseMetadata(c.b, lim, &e.Metadata)
-		if err != nil {
+		if limitErr = err; err != nil && !isMetadataLimit(err) {
 			return err
 		}
 		c.b = c.b[n:]
@@ -98,7 +101,7 @@ func ParseError(h Header, payload []byte, lim Limits, e *ErrorFrame) error {
 	e.Message = string(msg)
 	e.Reason = string(reason)
 	e.RetryAfter = time.Duration(retry) * time.Microsecond
-	return nil
+	return limitErr
 }
 
 // AppendError appends a complete Error frame with the given id (0 for a

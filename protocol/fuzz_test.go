@@ -116,7 +116,7 @@ func FuzzParseRequest(f *testing.F) {
 		}
 		var r protocol.Request
 		if err := protocol.ParseRequest(h, payload, lim, &r); err != nil {
-			require.True(t, protocol.IsViolation(err), err)
+			requireViolationOrLimit(t, err)
 			return
 		}
 		h2, p2 := split(t, must(t)(protocol.AppendRequest(nil, 1, &r)))
@@ -143,7 +143,7 @@ func FuzzParseResponse(f *testing.F) {
 		}
 		var r protocol.Response
 		if err := protocol.ParseResponse(h, payload, lim, &r); err != nil {
-			require.True(t, protocol.IsViolation(err), err)
+			requireViolationOrLimit(t, err)
 			return
 		}
 		h2, p2 := split(t, must(t)(protocol.AppendResponse(nil, 1, &r)))
@@ -169,7 +169,7 @@ func FuzzParseError(f *testing.F) {
 		}
 		var e protocol.ErrorFrame
 		if err := protocol.ParseError(h, payload, lim, &e); err != nil {
-			require.True(t, protocol.IsViolation(err), err)
+			requireViolationOrLimit(t, err)
 			return
 		}
 		h2, p2 := split(t, must(t)(protocol.AppendError(nil, id, &e)))
@@ -231,8 +231,14 @@ func FuzzParseMetadata(f *testing.F) {
 		var m protocol.Metadata
 		n, err := protocol.ParseMetadata(data, lim, &m)
 		if err != nil {
-			require.True(t, protocol.IsViolation(err), err)
+			requireViolationOrLimit(t, err)
 			assert.Zero(t, m.Len())
+			var le *protocol.MetadataLimitError
+			if errors.As(err, &le) {
+				assert.Equal(t, le.Bytes, n)
+				assert.LessOrEqual(t, n, len(data))
+				assert.True(t, le.Entries > int(lim.MaxMetadataEntries) || le.Bytes > int(lim.MaxMetadataBytes))
+			}
 			return
 		}
 		require.LessOrEqual(t, n, len(data))
@@ -277,8 +283,16 @@ func FuzzReader(f *testing.F) {
 			consumed += protocol.HeaderSize + len(p)
 			err = decode(data[consumed-len(p)-protocol.HeaderSize:consumed], lim)
 			if err != nil && !errors.Is(err, protocol.ErrUnsupportedVersion) {
-				require.True(t, protocol.IsViolation(err), err)
+				requireViolationOrLimit(t, err)
 			}
 		}
 	})
+}
+
+// requireViolationOrLimit: a decoder fails only with a violation or, for
+// well-formed metadata over the limits, a *MetadataLimitError.
+func requireViolationOrLimit(t *testing.T, err error) {
+	t.Helper()
+	var le *protocol.MetadataLimitError
+	require.True(t, protocol.IsViolation(err) || errors.As(err, &le), err)
 }

@@ -1,6 +1,10 @@
 package protocol
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
 
 // Fixed metadata rules (limits on count and size are in [Limits]).
 const (
@@ -138,14 +142,48 @@ func AppendMetadata(dst []byte, entries []MetadataEntry) ([]byte, error) {
 // lim.MaxMetadataBytes (the block's encoded size, count included). On
 // success m's keys and values alias b. It does not allocate once m's
 // internal slice has grown to the entry count.
+//
+// A malformed block (truncated, a bad varint, an invalid or over-long key)
+// is a violation. A well-formed block that only exceeds
+// lim.MaxMetadataEntries or lim.MaxMetadataBytes is not: ParseMetadata then
+// returns a [*MetadataLimitError] with the block's size as n (the bytes
+// after it can still be decoded) and leaves m empty.
 func ParseMetadata(b []byte, lim Limits, m *Metadata) (int, error) {
 	m.view()
 	n, err := parseMetadata(b, lim, m)
 	if err != nil {
 		m.spans = m.spans[:0]
+		if errLimit, ok := err.(*MetadataLimitError); ok {
+			return errLimit.Bytes, err
+		}
 		return 0, err
 	}
 	return n, nil
+}
+
+// MetadataLimitError reports a metadata block that is well-formed but
+// exceeds the receiver's MaxMetadataEntries or MaxMetadataBytes. It is not
+// a [*ProtocolError]: the frame was read whole and the rest of it decoded,
+// so the connection stays usable and only the call it belongs to fails (a
+// server answers such a Request with Error InvalidArgument).
+type MetadataLimitError struct {
+	// Entries and Bytes are the block's entry count and encoded size
+	// (count included).
+	Entries, Bytes int
+	// MaxEntries and MaxBytes are the receiver's limits.
+	MaxEntries, MaxBytes uint32
+}
+
+func (e *MetadataLimitError) Error() string {
+	if e.Entries > int(e.MaxEntries) {
+		return fmt.Sprintf("sluice/protocol: metadata has %d entries, limit %d (MaxMetadataEntries)", e.Entries, e.MaxEntries)
+	}
+	return fmt.Sprintf("sluice/protocol: metadata block is %d bytes, limit %d (MaxMetadataBytes)", e.Bytes, e.MaxBytes)
+}
+
+func isMetadataLimit(err error) bool {
+	_, ok := err.(*MetadataLimitError)
+	return ok
 }
 
 func parseMetadata(b []byte, lim Limits, m *Metadata) (int, error) {
@@ -155,7 +193,7 @@ func parseMetadata(b []byte, lim Limits, m *Metadata) (int, error) {
 		return 0, err
 	}
 	if count > uint64(lim.MaxMetadataEntries) {
-		return 0, violation("metadata: %d entries, limit %d", count, lim.MaxMetadataEntries)
+		return 0, oversizeMetadata(b, lim)
 	}
 	start := len(b) - len(c.b)
 	for i := uint64(0); i < count; i++ {
@@ -167,13 +205,16 @@ func parseMetadata(b []byte, lim Limits, m *Metadata) (int, error) {
 			return 0, violation("metadata: invalid key %q", key)
 		}
 		kend := len(b) - len(c.b)
+		if l, k := binary.Uvarint(c.b); k > 0 && l > uint64(lim.MaxMetadataBytes) {
+			return 0, oversizeMetadata(b, lim)
+		}
 		val, err := c.bytes("value", uint64(lim.MaxMetadataBytes))
 		if err != nil {
 			return 0, err
 		}
 		vend := len(b) - len(c.b)
 		if vend > int(lim.MaxMetadataBytes) {
-			return 0, violation("metadata: block exceeds %d bytes", lim.MaxMetadataBytes)
+			return 0, oversizeMetadata(b, lim)
 		}
 		m.spans = append(m.spans, mdSpan{
 			koff: uint32(kend - len(key) - start), klen: uint32(len(key)),
@@ -182,10 +223,35 @@ func parseMetadata(b []byte, lim Limits, m *Metadata) (int, error) {
 	}
 	n := len(b) - len(c.b)
 	if n > int(lim.MaxMetadataBytes) {
-		return 0, violation("metadata: block exceeds %d bytes", lim.MaxMetadataBytes)
+		return 0, oversizeMetadata(b, lim)
 	}
 	m.data = b[start:n:n]
 	return n, nil
+}
+
+// oversizeMetadata walks a block that exceeds lim without keeping
+// anything: a violation if the block is malformed, else a
+// *MetadataLimitError with its size. The walk is bounded by len(b) (every
+// entry takes at least three bytes) and does not allocate on success.
+func oversizeMetadata(b []byte, lim Limits) error {
+	c := cursor{b: b, what: "metadata"}
+	count, err := c.uvarint("entry count")
+	if err != nil {
+		return err
+	}
+	for i := uint64(0); i < count; i++ {
+		key, err := c.bytes("key", MaxMetadataKeyLen)
+		if err != nil {
+			return err
+		}
+		if !validKey(key) {
+			return violation("metadata: invalid key %q", key)
+		}
+		if _, err := c.bytes("value", math.MaxUint64); err != nil {
+			return err
+		}
+	}
+	return &MetadataLimitError{Entries: int(count), Bytes: len(b) - len(c.b), MaxEntries: lim.MaxMetadataEntries, MaxBytes: lim.MaxMetadataBytes}
 }
 
 func validKeyByte(c byte) bool {

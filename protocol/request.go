@@ -40,6 +40,10 @@ type Request struct {
 // storage is reused. h must be the frame's validated header. Body and
 // Metadata alias payload. ParseRequest does not allocate once r.Metadata
 // has grown to the entry count.
+//
+// A well-formed metadata block over lim's metadata limits is not a
+// violation: ParseRequest decodes the rest of the request, leaves
+// r.Metadata empty and returns a [*MetadataLimitError].
 func ParseRequest(h Header, payload []byte, lim Limits, r *Request) error {
 	r.Metadata.view()
 	if err := checkFrame(h, FrameRequest, payload); err != nil {
@@ -69,9 +73,10 @@ func ParseRequest(h Header, payload []byte, lim Limits, r *Request) error {
 		}
 		r.Budget, r.HasBudget = time.Duration(us)*time.Microsecond, true
 	}
+	var limitErr error
 	if h.Flags.Has(FlagHasMetadata) {
 		n, err := ParseMetadata(c.b, lim, &r.Metadata)
-		if err != nil {
+		if limitErr = err; err != nil && !isMetadataLimit(err) {
 			return err
 		}
 		c.b = c.b[n:]
@@ -83,7 +88,7 @@ func ParseRequest(h Header, payload []byte, lim Limits, r *Request) error {
 	}
 	r.Body, r.Compressed, r.CodecID, r.OriginalLength = b.data, b.compressed, b.codec, b.origLen
 	r.OneWay, r.Cancellable = h.Flags.Has(FlagOneWay), h.Flags.Has(FlagCancellable)
-	return nil
+	return limitErr
 }
 
 // AppendRequest appends a complete Request frame (header and payload) with

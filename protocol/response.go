@@ -19,15 +19,17 @@ type Response struct {
 // ParseResponse decodes a Response frame payload into r, whose Metadata
 // storage is reused. h must be the frame's validated header. Body and
 // Metadata alias payload. It does not allocate once r.Metadata has grown.
+// Metadata over lim's limits is reported as for [ParseRequest].
 func ParseResponse(h Header, payload []byte, lim Limits, r *Response) error {
 	r.Metadata.view()
 	if err := checkFrame(h, FrameResponse, payload); err != nil {
 		return err
 	}
 	rest := payload
+	var limitErr error
 	if h.Flags.Has(FlagHasMetadata) {
 		n, err := ParseMetadata(rest, lim, &r.Metadata)
-		if err != nil {
+		if limitErr = err; err != nil && !isMetadataLimit(err) {
 			return err
 		}
 		rest = rest[n:]
@@ -38,7 +40,7 @@ func ParseResponse(h Header, payload []byte, lim Limits, r *Response) error {
 		return err
 	}
 	r.Body, r.Compressed, r.CodecID, r.OriginalLength = b.data, b.compressed, b.codec, b.origLen
-	return nil
+	return limitErr
 }
 
 // AppendResponse appends a complete Response frame with the given id to

@@ -157,13 +157,15 @@ func TestViolations(t *testing.T) {
 		{"request budget overflow", raw(req, protocol.FlagHasBudget, 1, uv(0), uv(0), uv(1<<62)), "out of range"},
 		{"request metadata missing", raw(req, protocol.FlagHasMetadata, 1, uv(0), uv(0)), "truncated entry count"},
 		{"request metadata truncated", raw(req, protocol.FlagHasMetadata, 1, uv(0), uv(0), uv(1), str("k")), "truncated value"},
-		{"request too many entries", raw(req, protocol.FlagHasMetadata, 1, uv(0), uv(0), mdBlock(tooMany...)), "65 entries, limit 64"},
 		{"request upper-case key", raw(req, protocol.FlagHasMetadata, 1, uv(0), uv(0), mdBlock("Key", "v")), "invalid key"},
 		{"request empty key", raw(req, protocol.FlagHasMetadata, 1, uv(0), uv(0), mdBlock("", "v")), "invalid key"},
 		{"request space in key", raw(req, protocol.FlagHasMetadata, 1, uv(0), uv(0), mdBlock("a b", "v")), "invalid key"},
 		{"request long key", raw(req, protocol.FlagHasMetadata, 1, uv(0), uv(0), mdBlock(strings.Repeat("k", 129), "v")), "key is 129 bytes"},
-		{"request metadata too big", raw(req, protocol.FlagHasMetadata, 1, uv(0), uv(0), mdBlock("k", strings.Repeat("v", 8190))), "block exceeds 8192"},
-		{"request metadata value too big", raw(req, protocol.FlagHasMetadata, 1, uv(0), uv(0), mdBlock("k", strings.Repeat("v", 9000))), "limit 8192"},
+		// Over the limits, a malformed block is still a violation.
+		{"request too many entries, truncated", raw(req, protocol.FlagHasMetadata, 1, uv(0), uv(0), uv(65), mdBlock("k", "v")[1:]), "truncated key"},
+		{"request too many entries, bad key", raw(req, protocol.FlagHasMetadata, 1, uv(0), uv(0), mdBlock(append(tooMany[:len(tooMany)-2:len(tooMany)-2], "K", "v")...)), "invalid key"},
+		{"request metadata too big, truncated", raw(req, protocol.FlagHasMetadata, 1, uv(0), uv(0), uv(1), str("k"), uv(9000), []byte("vv")), "truncated value"},
+		{"request metadata too big, long key", raw(req, protocol.FlagHasMetadata, 1, uv(0), uv(0), mdBlock("k", strings.Repeat("v", 9000), strings.Repeat("k", 129), "")), "key is 129 bytes"},
 		{"request compressed empty", raw(req, protocol.FlagCompressed, 1, uv(0), uv(0)), "truncated codec id"},
 		{"request compressed codec 0", raw(req, protocol.FlagCompressed, 1, uv(0), uv(0), b(0), uv(1), b(1)), "codec id 0"},
 		{"request compressed no length", raw(req, protocol.FlagCompressed, 1, uv(0), uv(0), b(1)), "truncated original length"},
@@ -258,10 +260,10 @@ func TestMetadataLimitsConfigurable(t *testing.T) {
 	_, err := protocol.ParseMetadata(mdBlock("a", "1", "b", "2"), lim, &m)
 	require.NoError(t, err)
 	_, err = protocol.ParseMetadata(mdBlock("a", "1", "b", "2", "c", "3"), lim, &m)
-	assert.ErrorContains(t, err, "3 entries, limit 2")
+	assert.ErrorContains(t, err, "3 entries, limit 2 (MaxMetadataEntries)")
 	assert.Equal(t, 0, m.Len(), "a failed parse leaves the metadata empty")
 	_, err = protocol.ParseMetadata(mdBlock("a", strings.Repeat("v", 13)), lim, &m) // 1+2+14 = 17 bytes
-	assert.ErrorContains(t, err, "block exceeds 16")
+	assert.ErrorContains(t, err, "metadata block is 17 bytes, limit 16 (MaxMetadataBytes)")
 	_, err = protocol.ParseMetadata(mdBlock("a", strings.Repeat("v", 12)), lim, &m) // 16 bytes
 	assert.NoError(t, err)
 }
@@ -346,6 +348,68 @@ func TestAppendRejectsInvalid(t *testing.T) {
 			assert.ErrorIs(t, err, protocol.ErrInvalidValue)
 			assert.False(t, protocol.IsViolation(err))
 			assert.Empty(t, out)
+		})
+	}
+}
+
+// TestMetadataOverLimitIsNotAViolation: a well-formed block over the
+// receiver's MaxMetadataEntries or MaxMetadataBytes is a
+// *MetadataLimitError, not a violation, and the rest of the frame is
+// decoded, so that the receiver can fail only that call.
+func TestMetadataOverLimitIsNotAViolation(t *testing.T) {
+	tooMany := make([]string, 0, 130)
+	for range 65 {
+		tooMany = append(tooMany, "k", "v")
+	}
+	req, rsp, er := protocol.FrameRequest, protocol.FrameResponse, protocol.FrameError
+	tests := []struct {
+		name    string
+		frame   []byte
+		entries int
+		bytes   int
+		reason  string
+	}{
+		{"request too many entries", raw(req, protocol.FlagHasMetadata|protocol.FlagOneWay, 1, uv(1), uv(2), mdBlock(tooMany...), []byte("body")), 65, 1 + 65*4, "metadata has 65 entries, limit 64 (MaxMetadataEntries)"},
+		{"request metadata too big", raw(req, protocol.FlagHasMetadata|protocol.FlagOneWay, 1, uv(1), uv(2), mdBlock("k", strings.Repeat("v", 8190)), []byte("body")), 1, 8195, "metadata block is 8195 bytes, limit 8192 (MaxMetadataBytes)"},
+		{"request metadata value too big", raw(req, protocol.FlagHasMetadata|protocol.FlagOneWay, 1, uv(1), uv(2), mdBlock("a", "", "k", strings.Repeat("v", 9000)), []byte("body")), 2, 9008, "metadata block is 9008 bytes, limit 8192"},
+		{"response too many entries", raw(rsp, protocol.FlagHasMetadata, 1, mdBlock(tooMany...), []byte("body")), 65, 261, "65 entries"},
+		{"error too many entries", raw(er, protocol.FlagHasMetadata, 1, b(5), str("gone"), str(""), uv(0), mdBlock(tooMany...)), 65, 261, "65 entries"},
+	}
+	lim := protocol.DefaultLimits()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, p := split(t, tt.frame)
+			var err error
+			switch h.Type {
+			case protocol.FrameRequest:
+				var r protocol.Request
+				err = protocol.ParseRequest(h, p, lim, &r)
+				assert.Equal(t, uint16(1), r.Service)
+				assert.Equal(t, uint16(2), r.Method)
+				assert.True(t, r.OneWay)
+				assert.Equal(t, "body", string(r.Body))
+				assert.Equal(t, 0, r.Metadata.Len())
+			case protocol.FrameResponse:
+				var r protocol.Response
+				err = protocol.ParseResponse(h, p, lim, &r)
+				assert.Equal(t, "body", string(r.Body))
+				assert.Equal(t, 0, r.Metadata.Len())
+			default:
+				var e protocol.ErrorFrame
+				err = protocol.ParseError(h, p, lim, &e)
+				assert.Equal(t, protocol.CodeNotFound, e.Code)
+				assert.Equal(t, "gone", e.Message)
+				assert.Equal(t, 0, e.Metadata.Len())
+			}
+			require.Error(t, err)
+			assert.False(t, protocol.IsViolation(err), err.Error())
+			var le *protocol.MetadataLimitError
+			require.ErrorAs(t, err, &le)
+			assert.Equal(t, tt.entries, le.Entries)
+			assert.Equal(t, tt.bytes, le.Bytes)
+			assert.Equal(t, uint32(64), le.MaxEntries)
+			assert.Equal(t, uint32(8192), le.MaxBytes)
+			assert.Contains(t, err.Error(), tt.reason)
 		})
 	}
 }
