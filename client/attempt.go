@@ -30,6 +30,10 @@ func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay 
 		co = o.apply(co)
 	}
 	cl := c.calls.get()
+	if err := cl.md.prepare(&co); err != nil {
+		c.calls.put(cl)
+		return nil, err
+	}
 	var (
 		tried   uint64 // endpoints an attempt went to
 		ref     refusals
@@ -187,6 +191,9 @@ func (c *Client) attemptOnce(ctx context.Context, ep *endpoint, method string, b
 			return outcomeDeadlineExceeded, context.DeadlineExceeded
 		}
 		cl.req.Budget, cl.req.HasBudget = max(budget, time.Microsecond), true
+	}
+	if err := cl.md.attach(cn, &cl.req); err != nil {
+		return outcomeLocal, err
 	}
 	// The id is patched in by send, which assigns it in order.
 	frame, err := protocol.AppendRequest(cl.frame[:0], 1, &cl.req)

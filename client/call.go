@@ -28,6 +28,7 @@ type call struct {
 
 	frame []byte           // the encoded request frame (then the Cancel frame)
 	req   protocol.Request // scratch for AppendRequest
+	md    callMetadata     // request metadata; where response metadata goes
 }
 
 // callPool holds a Client's idle calls. Each Client has its own, so that
@@ -49,6 +50,7 @@ func (cp *callPool) get() *call {
 func (cp *callPool) put(cl *call) {
 	cl.id, cl.err, cl.out = 0, nil, outcomeSuccess
 	cl.req = protocol.Request{}
+	cl.md.reset()
 	if cap(cl.body) > maxPooledBuffer {
 		cl.body = nil
 	}

@@ -1,5 +1,7 @@
 package client
 
+import "github.com/sluicerpc/sluice/protocol"
+
 // CallOption changes how one call is made.
 //
 // Options are applied by value (apply returns the changed copy), so that
@@ -9,7 +11,9 @@ type CallOption interface{ apply(callOptions) callOptions }
 type callOptions struct {
 	maxAttempts  int
 	idempotent   bool
-	waitForReady bool // readiness.go
+	waitForReady bool               // readiness.go
+	md           []string           // WithMetadata pairs
+	respMD       *protocol.Metadata // ResponseMetadata
 }
 
 // Idempotent declares that the call may run more than once without harm:

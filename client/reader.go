@@ -28,10 +28,16 @@ func (c *conn) readFrames() error {
 		c.received.Add(1)
 		switch h.Type {
 		case protocol.FrameResponse:
-			if err := protocol.ParseResponse(h, payload, c.lim, &resp); err != nil {
+			err := protocol.ParseResponse(h, payload, c.lim, &resp)
+			if err != nil && !metadataLimit(err) {
 				return err
 			}
 			if cl := c.take(h.ID); cl != nil {
+				if err != nil {
+					cl.complete(outcomeRemoteError, responseMetadataRefused(err))
+					continue
+				}
+				cl.md.capture(&resp.Metadata)
 				if resp.Compressed {
 					cl.complete(outcomeRemoteError, unavailable("the server sent a compressed response, which this client did not offer"))
 					continue
@@ -40,13 +46,14 @@ func (c *conn) readFrames() error {
 			}
 		case protocol.FrameError:
 			var f protocol.ErrorFrame
-			if err := protocol.ParseError(h, payload, c.lim, &f); err != nil {
-				return err
+			if err := protocol.ParseError(h, payload, c.lim, &f); err != nil && !metadataLimit(err) {
+				return err // (metadata over the limits is dropped: the call fails anyway)
 			}
 			if h.ID == 0 {
 				return connError{statusOf(&f)}
 			}
 			if cl := c.take(h.ID); cl != nil {
+				cl.md.capture(&f.Metadata)
 				cl.complete(outcomeRemoteError, statusOf(&f))
 			}
 		case protocol.FramePing:

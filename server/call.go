@@ -34,6 +34,7 @@ type call struct {
 	charge  int64            // MaxFrameMemory bytes a large payload holds
 	req     protocol.Request // parsed from payload: Body and Metadata alias it
 	out     []byte           // response frame: header room, then the body
+	md      callMetadata     // response metadata; guards request metadata views
 }
 
 // reasonDraining marks a request refused because its connection drains:
@@ -56,6 +57,9 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 	}
 	req := &c.req
 	if err := protocol.ParseRequest(h, payload, c.lim, req); err != nil {
+		if c.refuseMetadata(h, req, err) {
+			return nil
+		}
 		return err
 	}
 	c.lastID.Store(h.ID)
@@ -191,7 +195,13 @@ func (cl *call) run(queued bool) {
 		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 			f = cl.contextFrame()
 		}
+		cl.withResponseMetadata(&f)
 		c.writeError(cl.id, &f)
+		return
+	}
+	if cl.md.resp.Len() > 0 {
+		cl.writeResponseWithMetadata(out)
+		cl.out = out
 		return
 	}
 	body := len(out) - protocol.HeaderSize
@@ -267,6 +277,7 @@ func (cl *call) recycle() {
 	cl.ran = false
 	cl.req = protocol.Request{Metadata: cl.req.Metadata}
 	cl.req.Metadata.Reset()
+	cl.md.reset()
 	if cap(cl.payload) > maxPooledBuffer {
 		cl.payload = nil
 	}

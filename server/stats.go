@@ -111,10 +111,11 @@ const (
 	dropDraining
 	dropUnknown
 	dropCanceled // not a refusal: the call's context ended while queued
+	dropMetadata
 	dropReasonCount
 )
 
-var dropNames = [...]string{"concurrency", "rate", "queue_full", "queue_timeout", "unavailable", "partition_capacity", "call_capacity", "draining", "unimplemented", "canceled"}
+var dropNames = [...]string{"concurrency", "rate", "queue_full", "queue_timeout", "unavailable", "partition_capacity", "call_capacity", "draining", "unimplemented", "canceled", "metadata_limit"}
 
 func (d dropReason) String() string { return dropNames[d] }
 
