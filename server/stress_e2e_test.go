@@ -66,7 +66,7 @@ var stressMethods = [...]string{"A", "B", "C"}
 const (
 	scopeGlobal = iota
 	scopeService
-	scopeMethod0                                   // + index in stressMethods
+	scopeMethod0                                        // + index in stressMethods
 	scopePartition0 = scopeMethod0 + len(stressMethods) // + tenant, stressTenants for the default
 	scopeCount      = scopePartition0 + stressTenants + 1
 )
