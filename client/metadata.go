@@ -58,6 +58,9 @@ func (m *callMetadata) reset() {
 // nothing for a call without metadata.
 func (m *callMetadata) prepare(co *callOptions) error {
 	m.recv = co.respMD
+	if m.recv != nil {
+		m.recv.Reset()
+	}
 	if len(co.md) == 0 {
 		return nil
 	}
