@@ -328,3 +328,41 @@ func TestPartitionByTenantOverTCP(t *testing.T) {
 	stats := ts.srv.Stats()
 	assert.Equal(t, uint64(2), stats.Refusals["concurrency"])
 }
+
+// BenchmarkCallRawMetadata is BenchmarkCallRaw/serial with request
+// metadata (two entries, read by the handler) and with the response
+// metadata captured; "none" is the same call without metadata.
+func BenchmarkCallRawMetadata(b *testing.B) {
+	mux := echoMux(map[string]server.RawHandler{
+		"md/Read": func(ctx context.Context, req []byte) ([]byte, error) {
+			if _, ok := server.RequestMetadata(ctx).Get("tenant"); ok {
+				if err := server.AddResponseMetadata(ctx, "served-by", "s1"); err != nil {
+					return nil, err
+				}
+			}
+			return req, nil
+		},
+	})
+	ts := startServer(b, mux, server.Options{})
+	c := dial(b, client.Options{}, ts.addr)
+	req := []byte{1}
+	ctx := context.Background()
+	var md protocol.Metadata
+	for _, tc := range []struct {
+		name string
+		opts []client.CallOption
+	}{
+		{"none", nil},
+		{"request", []client.CallOption{client.WithMetadata("tenant", "acme", "trace-id", "4bf92f3577b34da6a3ce929d0e0e4736")}},
+		{"request-response", []client.CallOption{client.WithMetadata("tenant", "acme"), client.ResponseMetadata(&md)}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.CallRaw(ctx, "md/Read", req, tc.opts...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
