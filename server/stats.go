@@ -110,12 +110,12 @@ const (
 	dropCapacity
 	dropDraining
 	dropUnknown
-	dropCanceled // not a refusal: the call's context ended while queued
 	dropMetadata
+	dropCanceled // not a refusal: the call's context ended while queued (keep it after every refusal)
 	dropReasonCount
 )
 
-var dropNames = [...]string{"concurrency", "rate", "queue_full", "queue_timeout", "unavailable", "partition_capacity", "call_capacity", "draining", "unimplemented", "canceled", "metadata_limit"}
+var dropNames = [...]string{"concurrency", "rate", "queue_full", "queue_timeout", "unavailable", "partition_capacity", "call_capacity", "draining", "unimplemented", "metadata_limit", "canceled"}
 
 func (d dropReason) String() string { return dropNames[d] }
 

@@ -391,13 +391,13 @@ func TestStressEndToEndOverTCP(t *testing.T) {
 		refused = append(refused, fmt.Sprintf("%s=%d", k, v.(*atomic.Int64).Load()))
 		return true
 	})
-	t.Logf("generations=%d ops=%d answered=%d calls=%d refused=%v dials refused=%d (server: %d connection limit, %d handshake limit)",
-		srv.Admission().Generation(), ops.Load(), answered.Load(), st.Calls, refused, dialFailed.Load(), st.RefusedConnectionLimit, st.RefusedHandshakeLimit)
+	t.Logf("generations=%d ops=%d answered=%d calls=%d refused=%v dials refused=%d (server: %d connection limit, %d handshake limit, %d per address)",
+		srv.Admission().Generation(), ops.Load(), answered.Load(), st.Calls, refused, dialFailed.Load(), st.RefusedConnectionLimit, st.RefusedHandshakeLimit, st.RefusedHandshakePerAddress)
 	require.Positive(t, st.Calls)
 	require.NotEmpty(t, refused, "no refusal: the limits were never exercised")
 	assert.Zero(t, st.ProtocolViolations)
 	assert.Zero(t, st.HandlerPanics)
-	assert.LessOrEqual(t, uint64(dialFailed.Load()), st.RefusedConnectionLimit+st.RefusedHandshakeLimit,
+	assert.LessOrEqual(t, uint64(dialFailed.Load()), st.RefusedConnectionLimit+st.RefusedHandshakeLimit+st.RefusedHandshakePerAddress,
 		"every refused dial is a bound's refusal the server counted")
 	assert.Zero(t, st.HandshakeFailures)
 	assert.Zero(t, st.AuthenticationFailures)
