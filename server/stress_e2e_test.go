@@ -44,8 +44,8 @@ import (
 // states follow the current partition rule, so the request may have
 // started under that one). Requests admitted while admission was disabled
 // (generation 0) bypass it.
-// The server-wide count of running handlers never exceeds the largest
-// per-server call capacity set.
+// The count of running handlers never exceeds the largest call capacity
+// set, per server and per connection.
 //
 // Any unexpected outcome fails the test: an answer with another code than
 // ResourceExhausted with an admission or capacity reason (Unavailable is
@@ -177,12 +177,17 @@ func TestStressEndToEndOverTCP(t *testing.T) {
 		maxGens  = 4096
 	)
 	var (
-		bounds   = &stressBounds{gens: make([][scopeCount]atomic.Int64, maxGens)}
-		held     [scopeCount]atomic.Int64
-		running  atomic.Int64
-		maxCap   atomic.Int64 // the largest per-server call capacity set
-		failures stressFailures
-		srv      *server.Server
+		bounds  = &stressBounds{gens: make([][scopeCount]atomic.Int64, maxGens)}
+		held    [scopeCount]atomic.Int64
+		running atomic.Int64
+		maxCap  atomic.Int64 // the largest per-server call capacity set
+		// the largest per-connection call capacity set, and the handlers
+		// running per connection (by the client's address)
+		maxPerConn atomic.Int64
+		perConnMu  sync.Mutex
+		perConn    = map[string]int64{}
+		failures   stressFailures
+		srv        *server.Server
 	)
 
 	// The handler: count the holders of every scope the admitting
@@ -199,6 +204,24 @@ func TestStressEndToEndOverTCP(t *testing.T) {
 				failures.fail("%d handlers running, the largest per-server call capacity set is %d", r, maxCap.Load())
 			}
 			defer running.Add(-1)
+			if p, ok := server.PeerFromContext(ctx); ok {
+				addr := p.RemoteAddr.String()
+				perConnMu.Lock()
+				perConn[addr]++
+				if n := perConn[addr]; n > maxPerConn.Load() {
+					failures.fail("%d handlers running on one connection, the largest per-connection call capacity set is %d", n, maxPerConn.Load())
+				}
+				perConnMu.Unlock()
+				defer func() {
+					perConnMu.Lock()
+					if perConn[addr]--; perConn[addr] == 0 {
+						delete(perConn, addr)
+					}
+					perConnMu.Unlock()
+				}()
+			} else {
+				failures.fail("no Peer in the handler's context")
+			}
 			var scopes [scopeCount]bool
 			if gen := info.Generation; gen != 0 {
 				part := scopePartition0 + stressTenants
@@ -245,6 +268,7 @@ func TestStressEndToEndOverTCP(t *testing.T) {
 	bounds.describe(1, describeOptions(&first))
 	initialCap := server.CallCapacity{PerConnection: 8, PerServer: 32}
 	maxCap.Store(int64(initialCap.PerServer))
+	maxPerConn.Store(int64(initialCap.PerConnection))
 	var err error
 	srv, err = server.New(mux, server.Options{
 		Admission:   &first,
@@ -288,6 +312,7 @@ func TestStressEndToEndOverTCP(t *testing.T) {
 			case x < 15: // call capacity
 				c := server.CallCapacity{PerConnection: 1 + rng.IntN(8), PerServer: 2 + rng.IntN(40)}
 				maxCap.Store(max(maxCap.Load(), int64(c.PerServer)))
+				maxPerConn.Store(max(maxPerConn.Load(), int64(c.PerConnection)))
 				if err := srv.SetCallCapacity(c); err != nil {
 					failures.fail("SetCallCapacity(%+v): %v", c, err)
 				}
