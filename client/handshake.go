@@ -122,7 +122,13 @@ func (c *Client) handshake(ctx context.Context, ep *endpoint, nc net.Conn) (*con
 			cn.routes[svc.Name+"/"+m] = route{service: uint16(si), method: uint16(mi)}
 		}
 	}
-	cn.w = protocol.NewWriter(nc, c.cfg.WriteBufferSize)
+	cn.w = protocol.NewWriterConfig(nc, protocol.WriterConfig{
+		BufferSize:   c.cfg.WriteBufferSize,
+		WriteTimeout: max(c.cfg.WriteTimeout, 0),
+		OnError: func(err error) {
+			cn.close(unavailable("connection to " + cn.ep.addr + " failed: writing to the server: " + describe(err)))
+		},
+	})
 	cn.usable.Store(true)
 	return cn, nil
 }

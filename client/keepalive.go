@@ -57,7 +57,9 @@ func (c *conn) keepaliveTick() {
 	case ping:
 		var data [8]byte
 		frame := protocol.AppendPing(make([]byte, 0, protocol.HeaderSize+8), data)
-		_ = c.w.Write(frame)
+		// Never blocks the timer's goroutine behind a full writer: a
+		// server that does not read is the write timeout's to judge.
+		_ = c.w.WriteNoWait(frame)
 	}
 }
 

@@ -68,6 +68,12 @@ type Options struct {
 	// WriteBufferSize bounds the frames pending on a connection before a
 	// caller blocks (protocol.DefaultWriteBufferSize by default).
 	WriteBufferSize int
+
+	// WriteTimeout closes a connection whose writes make no progress for
+	// this long (a server that stopped reading): its calls fail with
+	// Unavailable instead of waiting for buffer space forever, whatever
+	// their deadlines (default 20s; negative disables).
+	WriteTimeout time.Duration
 }
 
 // Backoff is an exponential backoff with jitter: the n-th consecutive
@@ -104,6 +110,9 @@ func (o Options) resolve() (*config, error) {
 	}
 	if o.DialTimeout < 0 {
 		return nil, errors.New("sluice client: negative DialTimeout")
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 20 * time.Second
 	}
 	if o.Backoff.Initial == 0 {
 		o.Backoff.Initial = 50 * time.Millisecond

@@ -56,6 +56,7 @@ func TestStopIsBoundedWhenAPeerNeverReads(t *testing.T) {
 					frames[i] = c.requestFrame("echo", "Say", body)
 				}
 				go func() {
+					_ = c.nc.SetWriteDeadline(time.Time{}) // the server stops reading for a while
 					for _, f := range frames {
 						if _, err := c.nc.Write(f); err != nil {
 							return
@@ -65,7 +66,7 @@ func TestStopIsBoundedWhenAPeerNeverReads(t *testing.T) {
 				require.Eventually(t, func() bool {
 					st := s.Stats()
 					return st.Backpressure > 0 && st.ServerCalls.Active > 0
-				}, 30*time.Second, time.Millisecond)
+				}, 30*time.Second, time.Millisecond, "no call blocked on the writer with the reader paused: %+v", s.Stats())
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			defer cancel()
