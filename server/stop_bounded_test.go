@@ -45,15 +45,17 @@ func TestStopIsBoundedWhenAPeerNeverReads(t *testing.T) {
 					return st.Calls >= 4 && st.ServerCalls.Active == 0
 				}, 30*time.Second, time.Millisecond)
 			} else {
-				// The first answer stalls in the flush, the second fills
-				// the buffer, the next ones wait for space: calls blocked
-				// on the writer, and the reader paused (backpressure).
+				// Answers of 48 KiB against the 64 KiB buffer: the first
+				// stalls in the flush, the second is pending, the third
+				// waits for space. The writer is saturated only while a
+				// call waits, so when the reader pauses (backpressure) a
+				// call is blocked on the writer, and stays blocked.
 				// Requests go on beside the test until the connection
 				// closes: the reader stops reading them.
 				sl.stallWrites()
 				frames := make([][]byte, 200)
 				for i := range frames {
-					frames[i] = c.requestFrame("echo", "Say", body)
+					frames[i] = c.requestFrame("echo", "Say", body[:48<<10])
 				}
 				go func() {
 					_ = c.nc.SetWriteDeadline(time.Time{}) // the server stops reading for a while
