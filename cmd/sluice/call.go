@@ -9,14 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/sluicerpc/sluice/client"
-	"github.com/sluicerpc/sluice/protocol/status"
 )
 
 // callOptions are the flags of "sluice call".
@@ -95,8 +92,8 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	sum := o.load(ctx, c, method, body)
 	sum.print(stdout)
-	if sum.ok == 0 {
-		return exitFail
+	if !sum.ok() {
+		return exitFail // a call was refused, canceled, failed or not made
 	}
 	return exitOK
 }
@@ -134,7 +131,7 @@ func (o callOptions) clientOptions() (client.Options, error) {
 	}
 	pem, err := os.ReadFile(o.CA)
 	if err != nil {
-		return opts, err
+		return opts, fmt.Errorf("-tls-ca: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
@@ -144,25 +141,19 @@ func (o callOptions) clientOptions() (client.Options, error) {
 	if o.Cert != "" {
 		cert, err := tls.LoadX509KeyPair(o.Cert, o.Key)
 		if err != nil {
-			return opts, err
+			return opts, fmt.Errorf("-tls-cert %s, -tls-key %s: %w", o.Cert, o.Key, err)
 		}
 		opts.TLS.Certificates = []tls.Certificate{cert}
 	}
 	return opts, nil
 }
 
-// summary is what a load of calls ended with.
-type summary struct {
-	ok      int
-	failed  map[string]int // by code and reason
-	lat     []time.Duration
-	elapsed time.Duration
-}
-
+// load makes -n calls from -c callers and sums up how they ended; it
+// stops starting calls when ctx ends.
 func (o callOptions) load(ctx context.Context, c *client.Client, method string, body []byte) summary {
 	var (
 		mu   sync.Mutex
-		sum  = summary{failed: map[string]int{}}
+		sum  = newSummary(o.N)
 		next = make(chan struct{}, o.N)
 		wg   sync.WaitGroup
 	)
@@ -188,12 +179,7 @@ func (o callOptions) load(ctx context.Context, c *client.Client, method string, 
 				d := time.Since(t0)
 				cancel()
 				mu.Lock()
-				if err == nil {
-					sum.ok++
-					sum.lat = append(sum.lat, d)
-				} else {
-					sum.failed[failureKey(err)]++
-				}
+				sum.add(err, d)
 				mu.Unlock()
 			}
 		})
@@ -201,32 +187,4 @@ func (o callOptions) load(ctx context.Context, c *client.Client, method string, 
 	wg.Wait()
 	sum.elapsed = time.Since(start)
 	return sum
-}
-
-func failureKey(err error) string {
-	code := status.Code(err)
-	if e, ok := status.FromError(err); ok && e.Reason != "" {
-		return fmt.Sprintf("%v (%s)", code, e.Reason)
-	}
-	return code.String()
-}
-
-func (s summary) print(w io.Writer) {
-	total := s.ok
-	for _, n := range s.failed {
-		total += n
-	}
-	fmt.Fprintf(w, "calls: %d in %v (%.0f/s), ok %d\n", total, s.elapsed.Round(time.Millisecond), float64(total)/s.elapsed.Seconds(), s.ok)
-	if len(s.lat) > 0 {
-		slices.Sort(s.lat)
-		fmt.Fprintf(w, "latency: p50 %v, p99 %v, max %v\n", s.lat[len(s.lat)/2], s.lat[len(s.lat)*99/100], s.lat[len(s.lat)-1])
-	}
-	keys := make([]string, 0, len(s.failed))
-	for k := range s.failed {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "failed: %s: %d\n", k, s.failed[k])
-	}
 }

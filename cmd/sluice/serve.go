@@ -81,19 +81,37 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	st := srv.Stats()
 	if stopErr != nil {
 		fmt.Fprintf(stderr, "sluice serve: stop: %v (calls in flight were cut off)\n", stopErr)
-		fmt.Fprintf(stdout, "sluice serve: stopped after %d calls (%d refused), drain incomplete\n", st.Calls, sum(st.Refusals))
+		fmt.Fprintf(stdout, "sluice serve: stopped after %d calls (%s), drain incomplete\n", st.Calls, describeRefusals(st.Refusals))
 		return exitFail
 	}
-	fmt.Fprintf(stdout, "sluice serve: stopped after %d calls (%d refused)\n", st.Calls, sum(st.Refusals))
+	fmt.Fprintf(stdout, "sluice serve: stopped after %d calls (%s)\n", st.Calls, describeRefusals(st.Refusals))
 	return exitOK
 }
 
-func sum(m map[string]uint64) uint64 {
-	var n uint64
-	for _, v := range m {
-		n += v
+// serverCanceled is the key of server.Stats.Refusals that counts calls
+// whose caller gave up (Cancel, or the deadline) before they ran: not a
+// refusal by the server.
+const serverCanceled = "canceled"
+
+// describeRefusals says how many calls the server answered without
+// running them, by reason, and apart from them how many ended because
+// their caller gave up first: "3 refused: concurrency=2 queue_full=1, 1
+// canceled".
+func describeRefusals(m map[string]uint64) string {
+	var refused uint64
+	var reasons []string
+	for _, k := range sortedKeys(m) {
+		if k == serverCanceled {
+			continue
+		}
+		refused += m[k]
+		reasons = append(reasons, fmt.Sprintf("%s=%d", k, m[k]))
 	}
-	return n
+	out := fmt.Sprintf("%d refused", refused)
+	if len(reasons) > 0 {
+		out += ": " + strings.Join(reasons, " ")
+	}
+	return out + fmt.Sprintf(", %d canceled", m[serverCanceled])
 }
 
 // build makes the server of validated flags and enables the admission

@@ -82,15 +82,21 @@ func TestServeAndCall(t *testing.T) {
 // each against -concurrency 2: two run, four are refused. On synctest's
 // clock (onPipeNetwork), so that the six calls all reach the server before
 // the first sleeper wakes, however slow the machine; over loopback a caller
-// late by a second found a free slot.
+// late by a second found a free slot. The refusals make the command fail
+// (exit status 1), and the throughput counts the two successes only.
 func TestServeConcurrencyLimitWithSleepers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		onPipeNetwork(t)
 		addr, _ := serveAtInBackground(t, "127.0.0.1:7878", "-concurrency", "2")
 		code, stdout, stderr := runCommand("call", "-addr", addr, "-sleep", "1s", "-n", "6", "-c", "6")
-		assert.Equal(t, exitOK, code, stderr)
-		assert.Contains(t, stdout, "calls: 6 in 1s (6/s), ok 2\n", "the global concurrency limit of 2 admits two sleepers at once")
-		assert.Contains(t, stdout, "failed: ResourceExhausted (concurrency): 4")
+		assert.Equal(t, exitFail, code, "four calls were refused: %s", stderr)
+		assert.Contains(t, stdout, "calls: 6 in 1s: 2 succeeded (2/s), 4 refused, 0 canceled, 0 failed\n", "the global concurrency limit of 2 admits two sleepers at once")
+		assert.Contains(t, stdout, "refused (concurrency): 4\n")
+		assert.NotContains(t, stdout, "failed (")
+
+		code, stdout, stderr = runCommand("call", "-addr", addr, "-sleep", "1s", "-n", "4", "-c", "2")
+		assert.Equal(t, exitOK, code, "every call succeeded: %s", stderr)
+		assert.Contains(t, stdout, "calls: 4 in 2s: 4 succeeded (2/s), 0 refused, 0 canceled, 0 failed\n")
 	})
 }
 
