@@ -27,6 +27,9 @@ type callOptions struct {
 	CA, Cert, Key      string
 	ServerName, Auth   string
 	Idempotent, OneWay bool
+
+	// set names the flags given on the command line (see validate).
+	set map[string]bool
 }
 
 func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -54,8 +57,10 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	if err := o.validate(); err != nil {
-		fmt.Fprintf(stderr, "sluice call: %v\n", err)
+		printErrors(stderr, "sluice call", err)
 		return exitUsage
 	}
 	opts, err := o.clientOptions()
@@ -67,7 +72,7 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	c, err := client.Dial(dialCtx, strings.Split(o.Addrs, ","), opts)
 	cancel()
 	if err != nil {
-		fmt.Fprintf(stderr, "sluice call: %v\n", err)
+		fmt.Fprintf(stderr, "sluice call: -addr %s: %v\n", o.Addrs, err)
 		return exitFail
 	}
 	defer func() { _ = c.Close() }()
@@ -98,20 +103,45 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	return exitOK
 }
 
+// validate checks every flag and names the flag of each problem; a flag
+// that would be ignored is an error too.
 func (o callOptions) validate() error {
-	switch {
-	case o.N < 1 || o.Concurrency < 1:
-		return errors.New("-n and -c must be at least 1")
-	case o.Timeout <= 0:
-		return errors.New("-timeout must be positive")
-	case o.Sleep < 0 || o.Sleep > maxSleep:
-		return fmt.Errorf("-sleep must be within 0..%v", maxSleep)
-	case (o.Cert == "") != (o.Key == ""):
-		return errors.New("-tls-cert and -tls-key go together")
-	case o.Cert != "" && o.CA == "":
-		return errors.New("-tls-cert needs -tls-ca")
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	for _, a := range strings.Split(o.Addrs, ",") {
+		if a == "" {
+			bad("-addr must list endpoints separated by commas, with none empty, got %q", o.Addrs)
+			break
+		}
 	}
-	return nil
+	if svc, m, ok := strings.Cut(o.Method, "/"); !ok || svc == "" || m == "" {
+		bad("-method must be service/method, got %q", o.Method)
+	}
+	if o.N < 1 {
+		bad("-n must be at least 1, got %d", o.N)
+	}
+	if o.Concurrency < 1 {
+		bad("-c must be at least 1, got %d", o.Concurrency)
+	}
+	if o.Timeout <= 0 {
+		bad("-timeout must be positive, got %v", o.Timeout)
+	}
+	if o.set["sleep"] && (o.Sleep <= 0 || o.Sleep > maxSleep) {
+		bad("-sleep must be within 1ns..%v, got %v", maxSleep, o.Sleep)
+	}
+	if o.set["sleep"] && (o.set["method"] || o.set["data"]) {
+		bad("-sleep calls echo/Sleep: it goes with neither -method nor -data")
+	}
+	if (o.Cert == "") != (o.Key == "") {
+		bad("-tls-cert and -tls-key go together")
+	}
+	if o.Cert != "" && o.CA == "" {
+		bad("-tls-cert needs -tls-ca")
+	}
+	if o.ServerName != "" && o.CA == "" {
+		bad("-server-name needs -tls-ca")
+	}
+	return errors.Join(errs...)
 }
 
 func (o callOptions) clientOptions() (client.Options, error) {
