@@ -39,7 +39,7 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.StringVar(&o.Addrs, "addr", "127.0.0.1:7878", "server endpoints, comma-separated")
 	fs.StringVar(&o.Method, "method", "echo/Say", "method to call, service/method")
 	fs.StringVar(&o.Data, "data", "hello", "request body")
-	fs.DurationVar(&o.Sleep, "sleep", 0, "call echo/Sleep for this long instead (overrides -method and -data)")
+	fs.DurationVar(&o.Sleep, "sleep", 0, "call echo/Sleep for this long (positive, at most 1m) instead of -method with -data; goes with neither")
 	fs.IntVar(&o.N, "n", 1, "number of calls")
 	fs.IntVar(&o.Concurrency, "c", 1, "concurrent callers")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "deadline of each call (sent as its time budget)")
@@ -51,7 +51,7 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.BoolVar(&o.Idempotent, "idempotent", false, "mark the method idempotent: retried across endpoints on connection loss")
 	fs.BoolVar(&o.OneWay, "one-way", false, "send one-way calls (no answer)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: sluice call [flags]\n\nCalls a method; with -n 1 prints the answer, else a summary.\n\nflags:\n")
+		fmt.Fprintf(fs.Output(), "usage: sluice call [flags]\n\nCalls a method; with -n 1 prints the answer, else a summary. The exit status is 0\nwhen every call succeeded, 1 when any was refused, canceled or failed, 2 for a\nbad command line.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
