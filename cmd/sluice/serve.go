@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -73,6 +74,9 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	var stopErr error
 	select {
 	case stopErr = <-stopped:
+		if errors.Is(stopErr, context.DeadlineExceeded) {
+			stopErr = fmt.Errorf("-stop-timeout %v passed: %w", o.StopTimeout, stopErr)
+		}
 	case <-forceStop:
 		cancel() // Stop closes everything and returns at once
 		stopErr = fmt.Errorf("interrupted again: closed at once: %w", <-stopped)
