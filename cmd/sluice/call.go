@@ -9,14 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/sluicerpc/sluice/client"
-	"github.com/sluicerpc/sluice/protocol/status"
 )
 
 // callOptions are the flags of "sluice call".
@@ -30,6 +27,9 @@ type callOptions struct {
 	CA, Cert, Key      string
 	ServerName, Auth   string
 	Idempotent, OneWay bool
+
+	// set names the flags given on the command line (see validate).
+	set map[string]bool
 }
 
 func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -39,7 +39,7 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.StringVar(&o.Addrs, "addr", "127.0.0.1:7878", "server endpoints, comma-separated")
 	fs.StringVar(&o.Method, "method", "echo/Say", "method to call, service/method")
 	fs.StringVar(&o.Data, "data", "hello", "request body")
-	fs.DurationVar(&o.Sleep, "sleep", 0, "call echo/Sleep for this long instead (overrides -method and -data)")
+	fs.DurationVar(&o.Sleep, "sleep", 0, "call echo/Sleep for this long (positive, at most 1m) instead of -method with -data; goes with neither")
 	fs.IntVar(&o.N, "n", 1, "number of calls")
 	fs.IntVar(&o.Concurrency, "c", 1, "concurrent callers")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "deadline of each call (sent as its time budget)")
@@ -51,14 +51,16 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.BoolVar(&o.Idempotent, "idempotent", false, "mark the method idempotent: retried across endpoints on connection loss")
 	fs.BoolVar(&o.OneWay, "one-way", false, "send one-way calls (no answer)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: sluice call [flags]\n\nCalls a method; with -n 1 prints the answer, else a summary.\n\nflags:\n")
+		fmt.Fprintf(fs.Output(), "usage: sluice call [flags]\n\nCalls a method; with -n 1 prints the answer, else a summary. The exit status is 0\nwhen every call succeeded, 1 when any was refused, canceled or failed, 2 for a\nbad command line.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	if err := o.validate(); err != nil {
-		fmt.Fprintf(stderr, "sluice call: %v\n", err)
+		printErrors(stderr, "sluice call", err)
 		return exitUsage
 	}
 	opts, err := o.clientOptions()
@@ -70,7 +72,7 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	c, err := client.Dial(dialCtx, strings.Split(o.Addrs, ","), opts)
 	cancel()
 	if err != nil {
-		fmt.Fprintf(stderr, "sluice call: %v\n", err)
+		fmt.Fprintf(stderr, "sluice call: -addr %s: %v\n", o.Addrs, err)
 		return exitFail
 	}
 	defer func() { _ = c.Close() }()
@@ -95,26 +97,51 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	sum := o.load(ctx, c, method, body)
 	sum.print(stdout)
-	if sum.ok == 0 {
-		return exitFail
+	if !sum.ok() {
+		return exitFail // a call was refused, canceled, failed or not made
 	}
 	return exitOK
 }
 
+// validate checks every flag and names the flag of each problem; a flag
+// that would be ignored is an error too.
 func (o callOptions) validate() error {
-	switch {
-	case o.N < 1 || o.Concurrency < 1:
-		return errors.New("-n and -c must be at least 1")
-	case o.Timeout <= 0:
-		return errors.New("-timeout must be positive")
-	case o.Sleep < 0 || o.Sleep > maxSleep:
-		return fmt.Errorf("-sleep must be within 0..%v", maxSleep)
-	case (o.Cert == "") != (o.Key == ""):
-		return errors.New("-tls-cert and -tls-key go together")
-	case o.Cert != "" && o.CA == "":
-		return errors.New("-tls-cert needs -tls-ca")
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	for _, a := range strings.Split(o.Addrs, ",") {
+		if a == "" {
+			bad("-addr must list endpoints separated by commas, with none empty, got %q", o.Addrs)
+			break
+		}
 	}
-	return nil
+	if svc, m, ok := strings.Cut(o.Method, "/"); !ok || svc == "" || m == "" {
+		bad("-method must be service/method, got %q", o.Method)
+	}
+	if o.N < 1 {
+		bad("-n must be at least 1, got %d", o.N)
+	}
+	if o.Concurrency < 1 {
+		bad("-c must be at least 1, got %d", o.Concurrency)
+	}
+	if o.Timeout <= 0 {
+		bad("-timeout must be positive, got %v", o.Timeout)
+	}
+	if o.set["sleep"] && (o.Sleep <= 0 || o.Sleep > maxSleep) {
+		bad("-sleep must be within 1ns..%v, got %v", maxSleep, o.Sleep)
+	}
+	if o.set["sleep"] && (o.set["method"] || o.set["data"]) {
+		bad("-sleep calls echo/Sleep: it goes with neither -method nor -data")
+	}
+	if (o.Cert == "") != (o.Key == "") {
+		bad("-tls-cert and -tls-key go together")
+	}
+	if o.Cert != "" && o.CA == "" {
+		bad("-tls-cert needs -tls-ca")
+	}
+	if o.ServerName != "" && o.CA == "" {
+		bad("-server-name needs -tls-ca")
+	}
+	return errors.Join(errs...)
 }
 
 func (o callOptions) clientOptions() (client.Options, error) {
@@ -134,7 +161,7 @@ func (o callOptions) clientOptions() (client.Options, error) {
 	}
 	pem, err := os.ReadFile(o.CA)
 	if err != nil {
-		return opts, err
+		return opts, fmt.Errorf("-tls-ca: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
@@ -144,25 +171,19 @@ func (o callOptions) clientOptions() (client.Options, error) {
 	if o.Cert != "" {
 		cert, err := tls.LoadX509KeyPair(o.Cert, o.Key)
 		if err != nil {
-			return opts, err
+			return opts, fmt.Errorf("-tls-cert %s, -tls-key %s: %w", o.Cert, o.Key, err)
 		}
 		opts.TLS.Certificates = []tls.Certificate{cert}
 	}
 	return opts, nil
 }
 
-// summary is what a load of calls ended with.
-type summary struct {
-	ok      int
-	failed  map[string]int // by code and reason
-	lat     []time.Duration
-	elapsed time.Duration
-}
-
+// load makes -n calls from -c callers and sums up how they ended; it
+// stops starting calls when ctx ends.
 func (o callOptions) load(ctx context.Context, c *client.Client, method string, body []byte) summary {
 	var (
 		mu   sync.Mutex
-		sum  = summary{failed: map[string]int{}}
+		sum  = newSummary(o.N)
 		next = make(chan struct{}, o.N)
 		wg   sync.WaitGroup
 	)
@@ -188,12 +209,7 @@ func (o callOptions) load(ctx context.Context, c *client.Client, method string, 
 				d := time.Since(t0)
 				cancel()
 				mu.Lock()
-				if err == nil {
-					sum.ok++
-					sum.lat = append(sum.lat, d)
-				} else {
-					sum.failed[failureKey(err)]++
-				}
+				sum.add(err, d)
 				mu.Unlock()
 			}
 		})
@@ -201,32 +217,4 @@ func (o callOptions) load(ctx context.Context, c *client.Client, method string, 
 	wg.Wait()
 	sum.elapsed = time.Since(start)
 	return sum
-}
-
-func failureKey(err error) string {
-	code := status.Code(err)
-	if e, ok := status.FromError(err); ok && e.Reason != "" {
-		return fmt.Sprintf("%v (%s)", code, e.Reason)
-	}
-	return code.String()
-}
-
-func (s summary) print(w io.Writer) {
-	total := s.ok
-	for _, n := range s.failed {
-		total += n
-	}
-	fmt.Fprintf(w, "calls: %d in %v (%.0f/s), ok %d\n", total, s.elapsed.Round(time.Millisecond), float64(total)/s.elapsed.Seconds(), s.ok)
-	if len(s.lat) > 0 {
-		slices.Sort(s.lat)
-		fmt.Fprintf(w, "latency: p50 %v, p99 %v, max %v\n", s.lat[len(s.lat)/2], s.lat[len(s.lat)*99/100], s.lat[len(s.lat)-1])
-	}
-	keys := make([]string, 0, len(s.failed))
-	for k := range s.failed {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "failed: %s: %d\n", k, s.failed[k])
-	}
 }

@@ -127,31 +127,23 @@ type demoResult struct {
 	CounterProblems []string
 	// OverExamples describes the first over-admissions.
 	OverExamples []string
+	// UnexpectedErrors counts the workers' errors that are not a refusal
+	// the scenario expects (see errorCheck); UnexpectedExamples describes
+	// the first ones.
+	UnexpectedErrors   int64
+	UnexpectedExamples []string
 }
 
-// OK reports whether every invariant held.
-func (r demoResult) OK() bool { return r.OverAdmissions == 0 && r.CountersZero && r.RateOver == 0 }
+// OK reports whether every invariant held and no call ended with an
+// unexpected error.
+func (r demoResult) OK() bool {
+	return r.OverAdmissions == 0 && r.CountersZero && r.RateOver == 0 && r.UnexpectedErrors == 0
+}
 
 // InvariantsLine is the demo's last line of output.
 func (r demoResult) InvariantsLine() string {
-	return fmt.Sprintf("invariants: over_admissions=%d counters_zero=%t rate_over=%d", r.OverAdmissions, r.CountersZero, r.RateOver)
-}
-
-// Refusal kinds counted by the workers: the kernel's reasons, then these.
-const (
-	refusalCancelled = int(kernel.ReasonUnavailable) + 1 + iota // Admit's context ended
-	refusalOther                                                // any other error
-	refusalKinds
-)
-
-func refusalName(i int) string {
-	switch i {
-	case refusalCancelled:
-		return "cancelled"
-	case refusalOther:
-		return "other"
-	}
-	return kernel.Reason(i).String()
+	return fmt.Sprintf("invariants: over_admissions=%d counters_zero=%t rate_over=%d unexpected_errors=%d",
+		r.OverAdmissions, r.CountersZero, r.RateOver, r.UnexpectedErrors)
 }
 
 // demo is one run of the scenario.
@@ -170,7 +162,7 @@ type demo struct {
 	admitted  atomic.Uint64 // grants by a program
 	bypassed  atomic.Uint64 // requests that ran while disabled
 	bypassing atomic.Int64  // of which still running
-	refusals  [refusalKinds]atomic.Uint64
+	errs      errorCheck    // the workers' errors: expected refusals, and the others
 
 	// Long holders: the next longWanted grants are held until
 	// longRelease is closed.
@@ -286,7 +278,9 @@ func (d *demo) worker(ctx context.Context, id int) {
 		binary.LittleEndian.PutUint64(body[8:], d.obs.currentEpoch())
 		payload := body[:holdBodySize+rng.IntN(4<<10-256+1)+256-holdBodySize]
 		if _, err := d.cli.CallRaw(ctx, method, payload); err != nil {
-			d.countRefusal(ctx, err)
+			if ctx.Err() == nil { // else the demo is stopping: not an outcome
+				d.errs.add(method, err)
+			}
 			sleepCtx(ctx, hold) // back off before the next request
 		}
 	}
@@ -331,33 +325,7 @@ func (d *demo) handle(ctx context.Context, m kernel.MethodID, req []byte) ([]byt
 	return nil, nil
 }
 
-func (d *demo) countRefusal(ctx context.Context, err error) {
-	if ctx.Err() != nil {
-		return // the demo is stopping; not a refusal
-	}
-	if e, ok := status.FromError(err); ok && e.Reason != "" {
-		for r := kernel.ReasonNone + 1; r <= kernel.ReasonPartitionCapacity; r++ {
-			if r.String() == e.Reason {
-				d.refusals[r].Add(1)
-				return
-			}
-		}
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		d.refusals[refusalCancelled].Add(1)
-	default:
-		d.refusals[refusalOther].Add(1)
-	}
-}
-
-func (d *demo) rejected() uint64 {
-	var n uint64
-	for i := range d.refusals {
-		n += d.refusals[i].Load()
-	}
-	return n
-}
+func (d *demo) rejected() uint64 { return d.errs.rejected() }
 
 // takeLongHold claims one wanted long hold, if any is wanted.
 func (d *demo) takeLongHold() bool {
@@ -429,6 +397,7 @@ func (d *demo) script(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted before step %q: %w", s.name, err)
 		}
+		d.errs.stepStarts(s.name)
 		note, err := s.run(ctx)
 		if err != nil {
 			return fmt.Errorf("step %q: %w", s.name, err)
@@ -528,6 +497,7 @@ func (d *demo) waitFor(ctx context.Context, cond func() bool) bool {
 // observer (which bumps the epoch) before making it, tell it when the call
 // returned, and check that the kernel's generation is the epoch.
 func (d *demo) enable(o kernel.Options) error {
+	d.errs.admission.Store(true) // before any program can refuse
 	e := d.obs.publishing(&o)
 	gen, err := d.k.Enable(o)
 	d.obs.published(e)
@@ -543,6 +513,7 @@ func (d *demo) update(o kernel.Options) error {
 
 // updateRate is update for a candidate whose Global rule carries b.
 func (d *demo) updateRate(o kernel.Options, b bucket) error {
+	d.errs.rate.Store(true) // before any bucket can refuse
 	e := d.obs.publishingRate(&o, b)
 	gen, err := d.k.Update(d.k.Generation(), o)
 	d.obs.published(e)
@@ -606,14 +577,17 @@ func (d *demo) finish(stopWork context.CancelFunc, workers *sync.WaitGroup) (dem
 	}
 	d.tl.row(d.snapshot(final, "10 stop, seal, drain", note))
 	rate := d.obs.rateCheck()
+	unexpected, examples := d.errs.unexpectedErrors()
 	return demoResult{
-		OverAdmissions:  d.obs.overAdmissions(),
-		CountersZero:    len(problems) == 0,
-		RateOver:        rate.Over,
-		RateGrants:      rate.Grants,
-		RateDetail:      rate.Detail,
-		CounterProblems: problems,
-		OverExamples:    d.obs.overExamples(),
+		UnexpectedErrors:   unexpected,
+		UnexpectedExamples: examples,
+		OverAdmissions:     d.obs.overAdmissions(),
+		CountersZero:       len(problems) == 0,
+		RateOver:           rate.Over,
+		RateGrants:         rate.Grants,
+		RateDetail:         rate.Detail,
+		CounterProblems:    problems,
+		OverExamples:       d.obs.overExamples(),
 	}, drainErr
 }
 
@@ -649,9 +623,9 @@ func counterProblems(st kernel.Stats, drained bool) []string {
 // line.
 func (d *demo) report(res demoResult) {
 	var reasons []string
-	for i := range d.refusals {
-		if n := d.refusals[i].Load(); n > 0 {
-			reasons = append(reasons, fmt.Sprintf("%s=%d", refusalName(i), n))
+	for i := range d.errs.refusals {
+		if n := d.errs.refusals[i].Load(); n > 0 {
+			reasons = append(reasons, fmt.Sprintf("%s=%d", kernel.Reason(i), n))
 		}
 	}
 	if len(reasons) == 0 {
@@ -666,6 +640,12 @@ func (d *demo) report(res demoResult) {
 	}
 	for _, p := range res.CounterProblems {
 		d.tl.printf("not zero: %s", p)
+	}
+	if res.UnexpectedErrors > 0 {
+		d.tl.printf("unexpected errors: %d (calls that ended with neither an answer nor a refusal the scenario expects)", res.UnexpectedErrors)
+	}
+	for _, ex := range res.UnexpectedExamples {
+		d.tl.printf("unexpected error: %s", ex)
 	}
 	d.tl.printf("%s", res.InvariantsLine())
 }

@@ -70,6 +70,7 @@ func (d *demo) ratePhase(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted before step %q: %w", s.name, err)
 		}
+		d.errs.stepStarts(s.name)
 		if err := d.updateRate(rateConfig(s.b), s.b); err != nil {
 			return fmt.Errorf("step %q: %w", s.name, err)
 		}

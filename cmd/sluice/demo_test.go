@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-const cleanLine = "invariants: over_admissions=0 counters_zero=true rate_over=0"
+const cleanLine = "invariants: over_admissions=0 counters_zero=true rate_over=0 unexpected_errors=0"
 
 func shortDemoOptions() demoOptions {
 	o := defaultDemoOptions()
@@ -397,12 +397,15 @@ func TestResultLineAndStatus(t *testing.T) {
 	assert.True(t, demoResult{CountersZero: true}.OK())
 	bad := demoResult{OverAdmissions: 3, CountersZero: true}
 	assert.False(t, bad.OK())
-	assert.Equal(t, "invariants: over_admissions=3 counters_zero=true rate_over=0", bad.InvariantsLine())
+	assert.Equal(t, "invariants: over_admissions=3 counters_zero=true rate_over=0 unexpected_errors=0", bad.InvariantsLine())
 	assert.False(t, demoResult{}.OK(), "counters not zero fails the run")
-	assert.Equal(t, "invariants: over_admissions=0 counters_zero=false rate_over=0", demoResult{}.InvariantsLine())
+	assert.Equal(t, "invariants: over_admissions=0 counters_zero=false rate_over=0 unexpected_errors=0", demoResult{}.InvariantsLine())
 	overRate := demoResult{CountersZero: true, RateOver: 25}
 	assert.False(t, overRate.OK(), "a grant above the rate bound fails the run")
-	assert.Equal(t, "invariants: over_admissions=0 counters_zero=true rate_over=25", overRate.InvariantsLine())
+	assert.Equal(t, "invariants: over_admissions=0 counters_zero=true rate_over=25 unexpected_errors=0", overRate.InvariantsLine())
+	unexpected := demoResult{CountersZero: true, UnexpectedErrors: 2}
+	assert.False(t, unexpected.OK(), "an unexpected error fails the run")
+	assert.Equal(t, "invariants: over_admissions=0 counters_zero=true rate_over=0 unexpected_errors=2", unexpected.InvariantsLine())
 }
 
 // --- the rate check ---

@@ -118,6 +118,9 @@ func runDemoCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 
 	res, err := runDemo(ctx, stdout, opts)
+	if res.UnexpectedErrors > 0 {
+		fmt.Fprintf(stderr, "sluice demo: %d calls ended with an unexpected error, the first: %s\n", res.UnexpectedErrors, res.UnexpectedExamples[0])
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice demo: %v\n", err)
 		return exitFail

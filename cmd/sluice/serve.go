@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/sluicerpc/sluice/kernel"
@@ -18,36 +19,11 @@ import (
 	"github.com/sluicerpc/sluice/spi"
 )
 
-// serveOptions are the flags of "sluice serve".
-type serveOptions struct {
-	Addr                         string
-	CertFile, KeyFile, ClientCAs string
-	MaxConns, MaxHandshakes      int
-	CallsPerConn, CallsPerServer int
-	Concurrency                  int64
-	Rate                         int64
-	QueueCalls                   int
-	QueueDelay                   time.Duration
-	StopTimeout                  time.Duration
-}
-
 func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sluice serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o serveOptions
-	fs.StringVar(&o.Addr, "addr", "127.0.0.1:7878", "address to listen on")
-	fs.StringVar(&o.CertFile, "tls-cert", "", "TLS certificate file (PEM); with -tls-key, the server speaks TLS")
-	fs.StringVar(&o.KeyFile, "tls-key", "", "TLS private key file (PEM)")
-	fs.StringVar(&o.ClientCAs, "client-ca", "", "CA file (PEM) to verify client certificates with; requires them")
-	fs.IntVar(&o.MaxConns, "max-conns", 1024, "live connections")
-	fs.IntVar(&o.MaxHandshakes, "max-handshakes", 64, "connections in handshake")
-	fs.IntVar(&o.CallsPerConn, "calls-per-conn", 0, "active plus reserved calls per connection (0: unbounded)")
-	fs.IntVar(&o.CallsPerServer, "calls-per-server", 0, "active plus reserved calls per server (0: unbounded)")
-	fs.Int64Var(&o.Concurrency, "concurrency", 0, "admission: global concurrency limit (0: none)")
-	fs.Int64Var(&o.Rate, "rate", 0, "admission: global token bucket, this many calls per second with a burst of as many (0: none)")
-	fs.IntVar(&o.QueueCalls, "queue-calls", 0, "admission: calls that may wait for capacity (0: none wait)")
-	fs.DurationVar(&o.QueueDelay, "queue-delay", 100*time.Millisecond, "admission: how long a call may wait")
-	fs.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long calls in flight may take before the server closes (a second signal closes at once; exit status 1 when the drain did not complete)")
+	serveFlags(fs, &o)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: sluice serve [flags]\n\nServes the echo service (echo/Say, echo/Sleep) until interrupted.\n\nflags:\n")
 		fs.PrintDefaults()
@@ -55,9 +31,14 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
+	o.noteSet(fs)
+	if err := o.validate(); err != nil {
+		printErrors(stderr, "sluice serve", err)
+		return exitUsage
+	}
 	srv, admission, err := o.build()
 	if err != nil {
-		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
+		printErrors(stderr, "sluice serve", err)
 		return exitUsage
 	}
 	l, err := listen(o.Addr)
@@ -65,6 +46,17 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
 		return exitFail
 	}
+	// The bounds in force, defaults included, then the line that says
+	// the server is up.
+	cl := srv.ConnectionLimits()
+	handshakes := cl.MaxHandshakes
+	if handshakes == 0 { // the server's "bounded by MaxConnections"
+		handshakes = cl.MaxConnections
+	}
+	cc := srv.CallCapacity()
+	fmt.Fprintf(stdout, "sluice serve: max-conns=%d max-handshakes=%d max-handshakes-per-address=%d handshake-timeout=%v keepalive=%s idle-timeout=%s write-timeout=%s max-frame-size=%d max-frame-memory=%d calls-per-conn=%d calls-per-server=%d\n",
+		cl.MaxConnections, handshakes, cl.MaxHandshakesPerAddress, o.HandshakeTimeout, describeOff(o.Keepalive), describeOff(o.IdleTimeout),
+		describeOff(o.WriteTimeout), o.MaxFrameSize, o.frameMemory(), cc.PerConnection, cc.PerServer)
 	fmt.Fprintf(stdout, "sluice serve: listening on %s (tls=%v, admission=%s)\n", l.Addr(), o.CertFile != "", admission)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
@@ -84,6 +76,9 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	var stopErr error
 	select {
 	case stopErr = <-stopped:
+		if errors.Is(stopErr, context.DeadlineExceeded) {
+			stopErr = fmt.Errorf("-stop-timeout %v passed: %w", o.StopTimeout, stopErr)
+		}
 	case <-forceStop:
 		cancel() // Stop closes everything and returns at once
 		stopErr = fmt.Errorf("interrupted again: closed at once: %w", <-stopped)
@@ -92,41 +87,46 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	st := srv.Stats()
 	if stopErr != nil {
 		fmt.Fprintf(stderr, "sluice serve: stop: %v (calls in flight were cut off)\n", stopErr)
-		fmt.Fprintf(stdout, "sluice serve: stopped after %d calls (%d refused), drain incomplete\n", st.Calls, sum(st.Refusals))
+		fmt.Fprintf(stdout, "sluice serve: stopped after %d calls (%s), drain incomplete\n", st.Calls, describeRefusals(st))
 		return exitFail
 	}
-	fmt.Fprintf(stdout, "sluice serve: stopped after %d calls (%d refused)\n", st.Calls, sum(st.Refusals))
+	fmt.Fprintf(stdout, "sluice serve: stopped after %d calls (%s)\n", st.Calls, describeRefusals(st))
 	return exitOK
 }
 
-func sum(m map[string]uint64) uint64 {
-	var n uint64
-	for _, v := range m {
-		n += v
+// describeRefusals says how many calls the server answered without
+// running them, by reason, and apart from them how many ended because
+// their caller gave up first (Cancel, the deadline, or the connection,
+// while queued): "3 refused: concurrency=2 queue_full=1, 1 canceled".
+func describeRefusals(st server.Stats) string {
+	var refused uint64
+	var reasons []string
+	for _, k := range sortedKeys(st.Refusals) {
+		refused += st.Refusals[k]
+		reasons = append(reasons, fmt.Sprintf("%s=%d", k, st.Refusals[k]))
 	}
-	return n
+	out := fmt.Sprintf("%d refused", refused)
+	if len(reasons) > 0 {
+		out += ": " + strings.Join(reasons, " ")
+	}
+	return out + fmt.Sprintf(", %d canceled", st.EndedWhileQueued)
 }
 
-// build makes the server and enables the admission the flags ask for; it
-// returns a description of the admission.
+// build makes the server of validated flags and enables the admission
+// they ask for; it returns a description of the admission. Its errors name
+// the flag whose file could not be used.
 func (o serveOptions) build() (*server.Server, string, error) {
-	so := server.Options{
-		Connections: server.ConnectionLimits{MaxConnections: o.MaxConns, MaxHandshakes: o.MaxHandshakes},
-		Calls:       server.CallCapacity{PerConnection: o.CallsPerConn, PerServer: o.CallsPerServer},
-	}
-	if (o.CertFile == "") != (o.KeyFile == "") {
-		return nil, "", errors.New("-tls-cert and -tls-key go together")
-	}
+	so := o.serverOptions()
 	if o.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
 		if err != nil {
-			return nil, "", err
+			return nil, "", fmt.Errorf("-tls-cert %s, -tls-key %s: %w", o.CertFile, o.KeyFile, err)
 		}
 		so.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 		if o.ClientCAs != "" {
 			pem, err := os.ReadFile(o.ClientCAs)
 			if err != nil {
-				return nil, "", err
+				return nil, "", fmt.Errorf("-client-ca: %w", err)
 			}
 			pool := x509.NewCertPool()
 			if !pool.AppendCertsFromPEM(pem) {
@@ -134,8 +134,6 @@ func (o serveOptions) build() (*server.Server, string, error) {
 			}
 			so.TLS.ClientCAs, so.TLS.ClientAuth = pool, tls.RequireAndVerifyClientCert
 		}
-	} else if o.ClientCAs != "" {
-		return nil, "", errors.New("-client-ca needs -tls-cert and -tls-key")
 	}
 	var limits []spi.Spec
 	if o.Concurrency > 0 {
@@ -145,9 +143,6 @@ func (o serveOptions) build() (*server.Server, string, error) {
 		limits = append(limits, tokenbucket.Spec(o.Rate, o.Rate, time.Second))
 	}
 	if len(limits) == 0 {
-		if o.QueueCalls > 0 {
-			return nil, "", errors.New("-queue-calls needs -concurrency or -rate")
-		}
 		srv, err := server.New(echoMux(nil), so)
 		return srv, "disabled", err
 	}
@@ -161,4 +156,11 @@ func (o serveOptions) build() (*server.Server, string, error) {
 		return nil, "", err
 	}
 	return srv, fmt.Sprintf("concurrency=%d rate=%d/s queue=%d", o.Concurrency, o.Rate, o.QueueCalls), nil
+}
+
+// printErrors prints each line of err after the command's name.
+func printErrors(w io.Writer, command string, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(w, "%s: %s\n", command, line)
+	}
 }

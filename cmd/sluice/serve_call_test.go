@@ -82,15 +82,21 @@ func TestServeAndCall(t *testing.T) {
 // each against -concurrency 2: two run, four are refused. On synctest's
 // clock (onPipeNetwork), so that the six calls all reach the server before
 // the first sleeper wakes, however slow the machine; over loopback a caller
-// late by a second found a free slot.
+// late by a second found a free slot. The refusals make the command fail
+// (exit status 1), and the throughput counts the two successes only.
 func TestServeConcurrencyLimitWithSleepers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		onPipeNetwork(t)
 		addr, _ := serveAtInBackground(t, "127.0.0.1:7878", "-concurrency", "2")
 		code, stdout, stderr := runCommand("call", "-addr", addr, "-sleep", "1s", "-n", "6", "-c", "6")
-		assert.Equal(t, exitOK, code, stderr)
-		assert.Contains(t, stdout, "calls: 6 in 1s (6/s), ok 2\n", "the global concurrency limit of 2 admits two sleepers at once")
-		assert.Contains(t, stdout, "failed: ResourceExhausted (concurrency): 4")
+		assert.Equal(t, exitFail, code, "four calls were refused: %s", stderr)
+		assert.Contains(t, stdout, "calls: 6 in 1s: 2 succeeded (2/s), 4 refused, 0 canceled, 0 failed\n", "the global concurrency limit of 2 admits two sleepers at once")
+		assert.Contains(t, stdout, "refused (concurrency): 4\n")
+		assert.NotContains(t, stdout, "failed (")
+
+		code, stdout, stderr = runCommand("call", "-addr", addr, "-sleep", "1s", "-n", "4", "-c", "2")
+		assert.Equal(t, exitOK, code, "every call succeeded: %s", stderr)
+		assert.Contains(t, stdout, "calls: 4 in 2s: 4 succeeded (2/s), 0 refused, 0 canceled, 0 failed\n")
 	})
 }
 
@@ -117,9 +123,19 @@ func TestServeAndCallFlagErrors(t *testing.T) {
 		{[]string{"serve", "-client-ca", "x"}, "-client-ca needs -tls-cert and -tls-key"},
 		{[]string{"serve", "-queue-calls", "3"}, "-queue-calls needs -concurrency or -rate"},
 		{[]string{"serve", "extra"}, "unexpected arguments"},
-		{[]string{"call", "-n", "0"}, "-n and -c must be at least 1"},
-		{[]string{"call", "-timeout", "0s"}, "-timeout must be positive"},
-		{[]string{"call", "-sleep", "2h"}, "-sleep must be within"},
+		{[]string{"call", "-n", "0"}, "-n must be at least 1, got 0"},
+		{[]string{"call", "-c", "-1"}, "-c must be at least 1, got -1"},
+		{[]string{"call", "-timeout", "0s"}, "-timeout must be positive, got 0s"},
+		{[]string{"call", "-sleep", "2h"}, "-sleep must be within 1ns..1m0s, got 2h0m0s"},
+		{[]string{"call", "-sleep", "0s"}, "-sleep must be within 1ns..1m0s, got 0s"},
+		{[]string{"call", "-sleep", "1s", "-method", "echo/Say"}, "-sleep calls echo/Sleep: it goes with neither -method nor -data"},
+		{[]string{"call", "-sleep", "1s", "-data", "x"}, "-sleep calls echo/Sleep: it goes with neither -method nor -data"},
+		{[]string{"call", "-addr", ""}, `-addr must list endpoints separated by commas, with none empty, got ""`},
+		{[]string{"call", "-addr", "a:1,,b:2"}, `-addr must list endpoints separated by commas, with none empty, got "a:1,,b:2"`},
+		{[]string{"call", "-method", "Say"}, `-method must be service/method, got "Say"`},
+		{[]string{"call", "-method", "echo/"}, `-method must be service/method, got "echo/"`},
+		{[]string{"call", "-server-name", "x"}, "-server-name needs -tls-ca"},
+		{[]string{"call", "-tls-ca", "/nonexistent/ca.pem"}, "-tls-ca: open /nonexistent/ca.pem: no such file or directory"},
 		{[]string{"call", "-tls-cert", "a", "-tls-key", "b"}, "-tls-cert needs -tls-ca"},
 		{[]string{"call", "extra"}, "unexpected arguments"},
 	} {
@@ -127,8 +143,10 @@ func TestServeAndCallFlagErrors(t *testing.T) {
 		assert.Equal(t, exitUsage, code, "%v", tc.args)
 		assert.Contains(t, stderr, tc.want, "%v", tc.args)
 	}
-	code, _, stderr := runCommand("call", "-addr", freeAddr(t), "-timeout", "1s")
+	addr := freeAddr(t)
+	code, _, stderr := runCommand("call", "-addr", addr, "-timeout", "1s")
 	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "sluice call: -addr "+addr+": ", "the error names the flag")
 	assert.Contains(t, stderr, "connecting to")
 }
 

@@ -44,7 +44,7 @@ func TestServeExitStatusSaysWhetherTheDrainCompleted(t *testing.T) {
 		synctest.Wait() // the sleeper is in its handler
 		code, out, errOut := stop()
 		assert.Equal(t, exitFail, code)
-		assert.Contains(t, errOut, "context deadline exceeded")
+		assert.Contains(t, errOut, "sluice serve: stop: -stop-timeout 100ms passed: context deadline exceeded", "names the flag")
 		assert.Contains(t, out, "drain incomplete")
 		assert.Equal(t, exitFail, <-called, "the sleeper was cut off")
 
