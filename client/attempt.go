@@ -128,7 +128,10 @@ func shouldRetry(out outcome, err error, idempotent bool) (bool, time.Duration) 
 			return false, 0
 		}
 		switch {
-		case st.Code == protocol.CodeResourceExhausted && st.RetryAfter > 0:
+		case st.Code == protocol.CodeResourceExhausted && st.RetryAfter > 0 && (idempotent || st.Reason != "" || out == outcomePolicyRejected):
+			// A reason (or the client's own policy) says the call never
+			// ran; without one the handler did, and only an idempotent
+			// call may run again.
 			return true, st.RetryAfter
 		case st.Code == protocol.CodeUnavailable && (idempotent || st.Reason != ""):
 			// With a reason, a stopping server refused the request before

@@ -17,9 +17,13 @@ func invalidArgument(err error) error {
 }
 
 // errorFrameOf turns a handler's error into the Error frame the caller gets.
+// A reason on the wire means the server refused the call without running
+// it (docs/protocol.md), so a client may send it again elsewhere: the
+// handler ran, so its error is sent without the reason it may carry (its
+// code, message and retry hint go through).
 func errorFrameOf(err error) protocol.ErrorFrame {
 	if e, ok := status.FromError(err); ok && e.Code != protocol.CodeOK {
-		return protocol.ErrorFrame{Code: e.Code, Message: clip(e.Message), Reason: e.Reason, RetryAfter: e.RetryAfter}
+		return protocol.ErrorFrame{Code: e.Code, Message: clip(e.Message), RetryAfter: e.RetryAfter}
 	}
 	return protocol.ErrorFrame{Code: status.Code(err), Message: clip(err.Error())}
 }
