@@ -164,6 +164,19 @@ func (w *Writer) pendingLen() int {
 // error if one occurred, or ErrWriterClosed after Close.
 func (w *Writer) Write(frame []byte) error {
 	w.mu.Lock()
+	// Fast path: the frame fits the pending batch and nothing waits, so
+	// the Writer can only become saturated by reaching its limit.
+	if p := w.pending; p != nil && w.waiting == 0 && len(p.b)+len(frame) <= w.limit && w.err == nil && !w.closed && !w.final {
+		p.b = append(p.b, frame...)
+		if len(p.b) >= w.limit {
+			w.saturated.Store(true)
+		}
+		if w.idle {
+			w.data.Signal()
+		}
+		w.mu.Unlock()
+		return nil
+	}
 	defer w.mu.Unlock()
 	if w.err == nil && !w.closed && !w.final && w.pendingLen() > 0 && w.pendingLen()+len(frame) > w.limit {
 		w.waiting++
