@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"testing/iotest"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
