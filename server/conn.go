@@ -110,7 +110,6 @@ func (c *conn) serve() {
 		_ = c.nc.Close()
 		return
 	}
-	c.slot.HandshakeDone()
 	c.caps = c.s.connCaps.Open()
 	defer c.s.connCaps.Close(c.caps)
 	c.calls = make(map[uint64]*call)
@@ -206,8 +205,15 @@ func (c *conn) handshake() bool {
 		}
 		c.peer.Identity = id
 	}
+	// The handshake slot is given back before the HandshakeAck is
+	// written: a client holding its ack never finds its own slot still
+	// counted (a failed write ends the connection, and the slot with it).
+	c.slot.HandshakeDone()
 	if _, err := c.nc.Write(*c.s.ackFrame.Load()); err != nil {
 		return false
+	}
+	if hk := c.s.hooks.Load(); hk != nil && hk.afterAck != nil {
+		hk.afterAck()
 	}
 	c.hsMu.Lock()
 	c.hsDone = true

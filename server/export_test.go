@@ -14,11 +14,14 @@ type TestHooks struct {
 	// AfterGrant runs on a queued call's goroutine right after admission
 	// granted it, with the call's context.
 	AfterGrant func(ctx context.Context)
+	// AfterAck runs on a connection's goroutine right after it wrote the
+	// HandshakeAck.
+	AfterAck func()
 }
 
 // SetTestHooks installs h.
 func SetTestHooks(s *Server, h *TestHooks) {
-	s.hooks.Store(&hooks{afterCapture: h.AfterCapture, afterAdmit: h.AfterAdmit, afterGrant: h.AfterGrant})
+	s.hooks.Store(&hooks{afterCapture: h.AfterCapture, afterAdmit: h.AfterAdmit, afterGrant: h.AfterGrant, afterAck: h.AfterAck})
 }
 
 // EnforcedCallCapacity is the call capacity the server enforces, per

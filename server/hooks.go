@@ -8,4 +8,5 @@ type hooks struct {
 	afterCapture func(gen uint64)
 	afterAdmit   func()
 	afterGrant   func(ctx context.Context)
+	afterAck     func()
 }
