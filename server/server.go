@@ -51,7 +51,11 @@ type Server struct {
 	draining  bool
 	closed    bool
 	connWG    sync.WaitGroup // one per connection goroutine
-	serving   sync.WaitGroup // one per Serve loop (track, untrack)
+	// admitting counts accepted connections on their way through admit;
+	// admissionsDone, when not nil, is closed when it drops to zero
+	// (Stop waits for it). Both guarded by mu.
+	admitting      int
+	admissionsDone chan struct{}
 
 	nextConnID atomic.Uint64
 	stats      counters
@@ -228,25 +232,76 @@ func (s *Server) Serve(l net.Listener) error {
 			return err
 		}
 		backoff = 0
-		c := &conn{s: s, nc: nc}
-		if r := c.slot.AdmitFrom(s.gate, conngate.SourceAddr(nc.RemoteAddr())); r != conngate.ReasonNone {
-			// Counted by the gate, per reason (Stats).
-			_ = nc.Close()
-			s.refusals.refused(r, nc.RemoteAddr())
-			continue
+		if !s.beginAdmission() {
+			_ = nc.Close() // Stop or Close began: nothing is admitted
+			return ErrServerClosed
 		}
-		if hk := s.hooks.Load(); hk != nil && hk.afterAdmit != nil {
-			hk.afterAdmit()
-		}
-		c.init()
-		if !s.register(c) {
-			c.slot.Release()
-			_ = nc.Close()
-			continue
-		}
-		go c.serve()
+		s.admit(nc)
+		s.endAdmission()
 	}
 }
+
+// admit runs an accepted connection through the connection bounds and
+// starts it, or closes it; beginAdmission and endAdmission bracket it, so
+// that Stop knows when no connection can appear any more.
+func (s *Server) admit(nc net.Conn) {
+	c := &conn{s: s, nc: nc}
+	if r := c.slot.AdmitFrom(s.gate, conngate.SourceAddr(nc.RemoteAddr())); r != conngate.ReasonNone {
+		// Counted by the gate, per reason (Stats).
+		_ = nc.Close()
+		s.refusals.refused(r, nc.RemoteAddr())
+		return
+	}
+	if hk := s.hooks.Load(); hk != nil && hk.afterAdmit != nil {
+		hk.afterAdmit()
+	}
+	c.init()
+	if !s.register(c) {
+		c.slot.Release()
+		_ = nc.Close()
+		return
+	}
+	go c.serve()
+}
+
+// beginAdmission counts an accepted connection on its way through admit,
+// unless the server is stopping; endAdmission uncounts it and, with the
+// last one, wakes a Stop waiting for admissions to end.
+func (s *Server) beginAdmission() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining || s.closed {
+		return false
+	}
+	s.admitting++
+	return true
+}
+
+func (s *Server) endAdmission() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.admitting--
+	if s.admitting == 0 && s.admissionsDone != nil {
+		close(s.admissionsDone)
+		s.admissionsDone = nil
+	}
+}
+
+// admissionsEnded returns a channel closed once no accepted connection is
+// on its way through admit; after shutDown none can start.
+func (s *Server) admissionsEnded() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.admitting == 0 {
+		return closedChan
+	}
+	if s.admissionsDone == nil {
+		s.admissionsDone = make(chan struct{})
+	}
+	return s.admissionsDone
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (s *Server) track(l net.Listener) bool {
 	s.mu.Lock()
@@ -255,7 +310,6 @@ func (s *Server) track(l net.Listener) bool {
 		return false
 	}
 	s.listeners[l] = struct{}{}
-	s.serving.Add(1)
 	return true
 }
 
@@ -263,7 +317,6 @@ func (s *Server) untrack(l net.Listener) {
 	s.mu.Lock()
 	delete(s.listeners, l)
 	s.mu.Unlock()
-	s.serving.Done()
 }
 
 func (s *Server) isClosed() bool {
@@ -301,9 +354,10 @@ func (s *Server) unregister(c *conn) {
 // admission (queued requests end with Unavailable, new requests are
 // answered Unavailable), sends GoAway with the last accepted request id on
 // every connection, lets the calls in flight finish, and closes the
-// connections. It returns once every Serve loop has returned, so that no
-// connection (not even one accepted as Stop began) and no connection or
-// handshake slot outlives it. If ctx ends first, Stop closes everything as
+// connections. It returns once no accepted connection is still on its way
+// through admission, so that no connection (not even one accepted as Stop
+// began) and no connection or handshake slot outlives it. When the work is
+// done as ctx ends, Stop reports success. If ctx ends first, Stop closes everything as
 // Close does and returns ctx's error: Stop is bounded by ctx even when a
 // peer never reads (the GoAway never waits for buffer space, and blocked
 // flushes end with the close). Stop may be called more than once.
@@ -319,33 +373,49 @@ func (s *Server) Stop(ctx context.Context) error {
 		drains.Go(c.drain)
 	}
 	done := make(chan struct{})
-	go func() {
-		s.connWG.Wait()
-		drains.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
+	if len(conns) == 0 {
+		close(done) // no connection to wait for
+	} else {
+		go func() {
+			s.connWG.Wait()
+			drains.Wait()
+			close(done)
+		}()
+	}
+	if !awaitOrDone(ctx, done) {
 		_ = s.Close() // closes every connection: blocked writes fail
 		<-done
 		return ctx.Err()
 	}
 	// A connection an accept loop admitted as Stop began is closed by
-	// that loop, which no longer registers it: wait for the loops to
-	// return, so that no connection and no slot outlives Stop.
-	served := make(chan struct{})
-	go func() {
-		s.serving.Wait()
-		close(served)
-	}()
-	select {
-	case <-served:
-		s.cancel()
-		return s.kernel.Drain(ctx)
-	case <-ctx.Done():
+	// that loop, which no longer registers it: wait for those admissions
+	// to end, so that no connection and no slot outlives Stop.
+	served := s.admissionsEnded()
+	if !awaitOrDone(ctx, served) {
 		_ = s.Close()
 		return ctx.Err()
+	}
+	s.cancel()
+	if awaitOrDone(ctx, s.kernel.Drained()) {
+		return s.kernel.Drain(context.Background()) // drained: returns at once
+	}
+	return ctx.Err()
+}
+
+// awaitOrDone waits until ch is closed or ctx ends and reports whether ch
+// is closed; when both happened, completion wins, so that a Stop whose
+// work was done as its context ended reports success.
+func awaitOrDone(ctx context.Context, ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
 	}
 }
 

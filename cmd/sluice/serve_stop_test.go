@@ -52,6 +52,13 @@ func TestServeExitStatusSaysWhetherTheDrainCompleted(t *testing.T) {
 		code, out, errOut = stop()
 		assert.Equal(t, exitOK, code, errOut)
 		assert.NotContains(t, out, "drain incomplete")
+
+		// Nothing in flight: even the shortest timeout is a complete
+		// drain.
+		stop = startServe(t, "127.0.0.1:7880", "-stop-timeout", "1ns")
+		code, out, errOut = stop()
+		assert.Equal(t, exitOK, code, errOut)
+		assert.NotContains(t, out, "drain incomplete")
 	})
 }
 
