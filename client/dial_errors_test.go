@@ -78,16 +78,23 @@ func TestPlaintextClientToTLSServerSaysTLS(t *testing.T) {
 }
 
 // TestRefusedAtTheConnectionBoundSaysSo: a server at its connection bound
-// closes a new connection right after accepting it; the client can only
-// tell that it closed before acknowledging the handshake, and says that
-// the server is probably at its connection limit, in plaintext and in TLS.
+// closes a new connection right after accepting it. In plaintext it first
+// writes an Error frame saying so, which the client reports; over TLS the
+// client can only tell that the connection closed before the handshake
+// answer, and says that the server is probably at its connection limit.
 func TestRefusedAtTheConnectionBoundSaysSo(t *testing.T) {
 	ca := servertest.NewPKI(t, "test CA")
 	for _, tc := range []struct {
 		name string
 		srv  *tls.Config
 		cli  *tls.Config
-	}{{"plaintext", nil, nil}, {"TLS", ca.ServerConfig(t, false), ca.ClientConfig(nil)}} {
+		want string
+	}{
+		// A plaintext server says why in an Error frame; over TLS the
+		// client can only tell from the closed connection.
+		{"plaintext", nil, nil, "the server refused the handshake: Unavailable: the server is at its connection limit"},
+		{"TLS", ca.ServerConfig(t, false), ca.ClientConfig(nil), "refused the connection at its connection limit"},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := startServer(t, echoMux(nil), server.Options{TLS: tc.srv, Connections: server.ConnectionLimits{MaxConnections: 1}})
 			dial(t, client.Options{TLS: tc.cli}, ts.addr) // takes the only connection
@@ -95,7 +102,7 @@ func TestRefusedAtTheConnectionBoundSaysSo(t *testing.T) {
 				_, err := client.Dial(ctxTimeout(t, 5*time.Second), []string{ts.addr}, client.Options{TLS: tc.cli})
 				requireSaidOnce(t, err)
 				requireCode(t, err, protocol.CodeUnavailable)
-				assert.Contains(t, err.Error(), "refused the connection at its connection limit")
+				assert.Contains(t, err.Error(), tc.want)
 			}
 			assert.Positive(t, ts.srv.Stats().RefusedConnectionLimit)
 		})

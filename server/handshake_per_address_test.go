@@ -87,12 +87,12 @@ func TestOneAddressCannotTakeEveryHandshakeSlot(t *testing.T) {
 	wg.Wait()
 	callFrom(t, 1, s.addr, nil)
 	for _, c := range stalled[8:] {
-		assert.Nil(t, c.expectClosed(), "a refused connection gets no frame")
+		requireRefusedAtAccept(t, c, perAddressRefusal)
 	}
 
 	// A further socket from the stalling address is refused and counted.
 	refused := newRawClient(t, dialFrom(t, 2, s.addr))
-	assert.Nil(t, refused.expectClosed())
+	requireRefusedAtAccept(t, refused, perAddressRefusal)
 	st = acceptedAll(t, s, 64+5+1)
 	assert.Equal(t, uint64(57), st.RefusedHandshakePerAddress)
 
@@ -104,7 +104,7 @@ func TestOneAddressCannotTakeEveryHandshakeSlot(t *testing.T) {
 	again2 := newRawClient(t, dialFrom(t, 2, s.addr))
 	st = acceptedAll(t, s, 64+5+1+3)
 	assert.Equal(t, uint64(58), st.RefusedHandshakePerAddress)
-	assert.Nil(t, again2.expectClosed())
+	requireRefusedAtAccept(t, again2, perAddressRefusal)
 	assert.Equal(t, "still", string(stalled[0].call("echo", "Say", []byte("still")).body))
 
 	// Everything closed: every slot comes back.
@@ -168,7 +168,7 @@ func TestPipeConnectionsBoundedByMaxHandshakesOnly(t *testing.T) {
 		s.dialNoHandshake(t)
 	}
 	c := s.dialNoHandshake(t)
-	assert.Nil(t, c.expectClosed())
+	requireRefusedAtAccept(t, c, "the server is at its limit of connections in handshake")
 	st := s.Stats()
 	assert.Equal(t, 4, st.Handshakes)
 	assert.Equal(t, uint64(1), st.RefusedHandshakeLimit)

@@ -90,7 +90,7 @@ func TestRefusalLogIsRateLimitedPerReason(t *testing.T) {
 	settle := func() { t.Helper(); callFrom(t, 9, s.addr, nil) }
 	refuseFrom := func(host byte) {
 		t.Helper()
-		assert.Nil(t, newRawClient(t, dialFrom(t, host, s.addr)).expectClosed())
+		requireRefusedAtAccept(t, newRawClient(t, dialFrom(t, host, s.addr)), "the server is at its limit of connections in handshake")
 	}
 
 	newRawClient(t, dialFrom(t, 2, s.addr)) // holds 127.0.0.2's handshake

@@ -247,7 +247,9 @@ func (s *Server) Serve(l net.Listener) error {
 func (s *Server) admit(nc net.Conn) {
 	c := &conn{s: s, nc: nc}
 	if r := c.slot.AdmitFrom(s.gate, conngate.SourceAddr(nc.RemoteAddr())); r != conngate.ReasonNone {
-		// Counted by the gate, per reason (Stats).
+		// Counted by the gate, per reason (Stats); a plaintext client
+		// is told why.
+		s.writeAcceptRefusal(nc, r)
 		_ = nc.Close()
 		s.refusals.refused(r, nc.RemoteAddr())
 		return
