@@ -1,6 +1,6 @@
 // Package spi holds the contracts that sluice's plug-in implementations
-// satisfy: limiters (this file set), and later codecs and client endpoint
-// policies. It imports only the standard library, so a third party can
+// satisfy: limiters, codecs ([Codec]: compression profiles with bounded
+// output) and client endpoint policies. It imports only the standard library, so a third party can
 // implement a limiter kind by depending on spi alone (and on the conformance
 // module in its tests).
 //
