@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/server"
 )
@@ -28,7 +28,7 @@ func TestAClientThatNeverReadsIsNoLongerRead(t *testing.T) {
 	// socket buffers hold (about 36 MiB here), so the server's writer
 	// fills and stays full while the client does not read.
 	const n = 12_000
-	unbounded := server.CallCapacity{PerConnection: kernel.MaxCallCapacity, PerServer: kernel.MaxCallCapacity}
+	unbounded := server.CallCapacity{PerConnection: governor.MaxCallCapacity, PerServer: governor.MaxCallCapacity}
 	s := startServer(t, server.Options{WriteTimeout: -1, KeepaliveInterval: -1, Calls: unbounded})
 	c := dialRaw(t, s.addr)
 	baseG := runtime.NumGoroutine()

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
 )
 
@@ -28,7 +29,7 @@ type call struct {
 	// unused, and its release gives back the rate quota it took (a
 	// refused request consumes no quota anywhere).
 	ran bool
-	res kernel.Call
+	res governor.Call
 
 	payload []byte           // the request payload, copied off the reader
 	charge  int64            // MaxFrameMemory bytes a large payload holds

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/protocol/status"
 	"github.com/sluicerpc/sluice/server/internal/conngate"
@@ -34,7 +34,7 @@ type conn struct {
 	w       *protocol.Writer
 	lim     protocol.Limits // what this server accepts
 	peerMax uint32          // the largest payload the client accepts
-	caps    *kernel.CallCapacity
+	caps    *governor.CallCapacity
 
 	// Reader-goroutine state.
 	ids  protocol.IDSequence

@@ -25,7 +25,7 @@ func SetTestHooks(s *Server, h *TestHooks) {
 }
 
 // EnforcedCallCapacity is the call capacity the server enforces, per
-// connection and per server (kernel.MaxCallCapacity for "no bound").
+// connection and per server (governor.MaxCallCapacity for "no bound").
 func EnforcedCallCapacity(s *Server) (perConn, perServer int) {
 	return s.connCaps.Capacity(), s.calls.Snapshot().Capacity
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/limiters/concurrency"
 	"github.com/sluicerpc/sluice/limiters/tokenbucket"
 	"github.com/sluicerpc/sluice/protocol"
@@ -84,7 +85,7 @@ func TestEveryEndReturnsEveryPermit(t *testing.T) {
 			c.send("echo", "Hold", nil, nil)
 			<-s.mux.entered
 			r := c.call("echo", "Say", nil) // one call per connection
-			assert.Equal(t, kernel.CallCapacityReason, r.err.Reason)
+			assert.Equal(t, governor.CallCapacityReason, r.err.Reason)
 			s.mux.block <- struct{}{}
 			<-s.mux.ctxErr
 			c.next()

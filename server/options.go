@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/server/internal/conngate"
 	"github.com/sluicerpc/sluice/spi"
@@ -136,7 +137,7 @@ type ConnectionLimits struct {
 
 // CallCapacity bounds active plus reserved calls per connection and per
 // server, one-way calls included. Zero selects DefaultCallsPerConnection
-// and DefaultCallsPerServer; at most kernel.MaxCallCapacity.
+// and DefaultCallsPerServer; at most governor.MaxCallCapacity.
 type CallCapacity struct {
 	PerConnection int
 	PerServer     int
@@ -242,8 +243,8 @@ func (c CallCapacity) validate() error {
 		name string
 		v    int
 	}{{"PerConnection", c.PerConnection}, {"PerServer", c.PerServer}} {
-		if f.v < 0 || f.v > kernel.MaxCallCapacity {
-			return fmt.Errorf("server: CallCapacity.%s must be in [0, %d], got %d", f.name, kernel.MaxCallCapacity, f.v)
+		if f.v < 0 || f.v > governor.MaxCallCapacity {
+			return fmt.Errorf("server: CallCapacity.%s must be in [0, %d], got %d", f.name, governor.MaxCallCapacity, f.v)
 		}
 	}
 	return nil

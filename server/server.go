@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/server/internal/conngate"
 	"github.com/sluicerpc/sluice/spi"
@@ -36,8 +37,8 @@ type Server struct {
 
 	kernel   *kernel.Kernel
 	gate     *conngate.Gate
-	calls    *kernel.CallCapacity // per server
-	connCaps *kernel.ConnCapacities
+	calls    *governor.CallCapacity // per server
+	connCaps *governor.ConnCapacities
 	// frameBudget bounds the bytes held for large request frames over
 	// all connections (Options.MaxFrameMemory).
 	frameBudget *protocol.FrameBudget
@@ -127,8 +128,8 @@ func New(mux *Mux, o Options) (*Server, error) {
 			return nil, fmt.Errorf("server: Options.Admission: %w", err)
 		}
 	}
-	s.calls = kernel.NewCallCapacity(r.Calls.PerServer)
-	s.connCaps = kernel.NewConnCapacities(r.Calls.PerConnection)
+	s.calls = governor.NewCallCapacity(r.Calls.PerServer)
+	s.connCaps = governor.NewConnCapacities(r.Calls.PerConnection)
 	s.frameBudget = protocol.NewFrameBudget(r.MaxFrameMemory)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil

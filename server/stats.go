@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
 )
 
@@ -22,7 +23,7 @@ type Stats struct {
 
 	// ServerCalls is the per-server call capacity (Active + Reserved
 	// <= Capacity).
-	ServerCalls kernel.CallCapacitySnapshot
+	ServerCalls governor.CallCapacitySnapshot
 
 	// Calls counts calls handed to a handler goroutine; Refusals counts
 	// calls the server refused without running them, by reason
@@ -164,10 +165,10 @@ func reasonDrop(r kernel.Reason) dropReason {
 }
 
 // capacityRefusal is the answer to a call over the call capacity.
-func capacityRefusal(level kernel.CapacityLevel) protocol.ErrorFrame {
+func capacityRefusal(level governor.CapacityLevel) protocol.ErrorFrame {
 	return protocol.ErrorFrame{
 		Code:    protocol.CodeResourceExhausted,
 		Message: "call capacity of the " + level.String() + " reached",
-		Reason:  kernel.CallCapacityReason,
+		Reason:  governor.CallCapacityReason,
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/kernel/governor"
 )
 
 // reasonsSent are the reasons a sluice server puts in Error frames: the
@@ -22,7 +23,7 @@ func reasonsSent() []string {
 	for r := kernel.ReasonNone + 1; r.String() != "reason(?)"; r++ {
 		out = append(out, r.String())
 	}
-	return append(out, kernel.CallCapacityReason, "draining")
+	return append(out, governor.CallCapacityReason, "draining")
 }
 
 // docs/protocol.md lists exactly the reasons the server sends: one row

@@ -7,7 +7,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/limiters/concurrency"
 	"github.com/sluicerpc/sluice/limiters/tokenbucket"
 	"github.com/sluicerpc/sluice/protocol"
@@ -71,8 +71,8 @@ func serveFlags(fs *flag.FlagSet, o *serveOptions) {
 	fs.Int64Var(&o.MaxFrameSize, "max-frame-size", int64(protocol.DefaultLimits().MaxFrameSize), fmt.Sprintf("largest frame payload accepted, in bytes (%d to %d)", protocol.MinFrameSize, uint64(math.MaxUint32)))
 	fs.Int64Var(&o.MaxFrameMemory, "max-frame-memory", server.DefaultMaxFrameMemory, "bytes held over all connections for request frames larger than 4 KiB, while they arrive and until their call ends; at least -max-frame-size (default 256 MiB, or -max-frame-size if that is larger)")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", defaultWriteTimeout, "close a connection whose writes make no progress for this long (a client that stopped reading); 0 turns it off")
-	fs.IntVar(&o.CallsPerConn, "calls-per-conn", server.DefaultCallsPerConnection, fmt.Sprintf("active plus reserved calls per connection, one-way calls included, 1 to %d", kernel.MaxCallCapacity))
-	fs.IntVar(&o.CallsPerServer, "calls-per-server", server.DefaultCallsPerServer, fmt.Sprintf("active plus reserved calls per server, one-way calls included, 1 to %d", kernel.MaxCallCapacity))
+	fs.IntVar(&o.CallsPerConn, "calls-per-conn", server.DefaultCallsPerConnection, fmt.Sprintf("active plus reserved calls per connection, one-way calls included, 1 to %d", governor.MaxCallCapacity))
+	fs.IntVar(&o.CallsPerServer, "calls-per-server", server.DefaultCallsPerServer, fmt.Sprintf("active plus reserved calls per server, one-way calls included, 1 to %d", governor.MaxCallCapacity))
 	fs.Int64Var(&o.Concurrency, "concurrency", 0, fmt.Sprintf("admission: global concurrency limit, 0 to %d (0: none)", concurrency.MaxLimit))
 	fs.Int64Var(&o.Rate, "rate", 0, fmt.Sprintf("admission: global token bucket, this many calls per second with a burst of as many, 0 to %d (0: none)", tokenbucket.MaxTokenLimit))
 	fs.IntVar(&o.QueueCalls, "queue-calls", 0, fmt.Sprintf("admission: calls that may wait for capacity, 0 to %d (0: none wait); needs -concurrency or -rate", math.MaxInt32))
@@ -160,7 +160,7 @@ func (o serveOptions) validate() error {
 		name string
 		v    int
 	}{{"-calls-per-conn", o.CallsPerConn}, {"-calls-per-server", o.CallsPerServer}} {
-		if err := inRange(r.name, int64(r.v), 1, kernel.MaxCallCapacity, ""); err != nil {
+		if err := inRange(r.name, int64(r.v), 1, governor.MaxCallCapacity, ""); err != nil {
 			errs = append(errs, err)
 		}
 	}

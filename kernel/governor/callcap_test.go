@@ -1,10 +1,10 @@
-package kernel_test
+package governor_test
 
 import (
 	"fmt"
 	"testing"
 
-	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -28,14 +28,14 @@ type capStep struct {
 	op   capOp
 	n    int  // for opSetCapacity
 	want bool // for opReserve
-	snap kernel.CallCapacitySnapshot
+	snap governor.CallCapacitySnapshot
 }
 
-func snap(capacity, active, reserved int) kernel.CallCapacitySnapshot {
-	return kernel.CallCapacitySnapshot{Capacity: capacity, Active: active, Reserved: reserved}
+func snap(capacity, active, reserved int) governor.CallCapacitySnapshot {
+	return governor.CallCapacitySnapshot{Capacity: capacity, Active: active, Reserved: reserved}
 }
 
-func applyCapStep(t *testing.T, c *kernel.CallCapacity, i int, s capStep) {
+func applyCapStep(t *testing.T, c *governor.CallCapacity, i int, s capStep) {
 	t.Helper()
 	switch s.op {
 	case opReserve:
@@ -106,16 +106,16 @@ func TestCallCapacityScripts(t *testing.T) {
 			{op: opReserve, want: true, snap: snap(5, 0, 5)},
 			{op: opReserve, want: false, snap: snap(5, 0, 5)},
 		}},
-		{"max capacity", kernel.MaxCallCapacity, []capStep{
-			{op: opReserve, want: true, snap: snap(kernel.MaxCallCapacity, 0, 1)},
-			{op: opActivate, snap: snap(kernel.MaxCallCapacity, 1, 0)},
+		{"max capacity", governor.MaxCallCapacity, []capStep{
+			{op: opReserve, want: true, snap: snap(governor.MaxCallCapacity, 0, 1)},
+			{op: opActivate, snap: snap(governor.MaxCallCapacity, 1, 0)},
 			{op: opSetCapacity, n: 1, snap: snap(1, 1, 0)},
 			{op: opReserve, want: false, snap: snap(1, 1, 0)},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := kernel.NewCallCapacity(tt.capacity)
+			c := governor.NewCallCapacity(tt.capacity)
 			require.Equal(t, snap(tt.capacity, 0, 0), c.Snapshot())
 			for i, s := range tt.steps {
 				applyCapStep(t, c, i, s)
@@ -127,46 +127,46 @@ func TestCallCapacityScripts(t *testing.T) {
 func TestCallCapacityFillsMax(t *testing.T) {
 	// The 21-bit fields hold MaxCallCapacity without spilling into their
 	// neighbours.
-	c := kernel.NewCallCapacity(kernel.MaxCallCapacity)
-	for range kernel.MaxCallCapacity {
+	c := governor.NewCallCapacity(governor.MaxCallCapacity)
+	for range governor.MaxCallCapacity {
 		if !c.TryReserve() {
 			t.Fatal("refused below capacity")
 		}
 	}
 	require.False(t, c.TryReserve())
-	require.Equal(t, snap(kernel.MaxCallCapacity, 0, kernel.MaxCallCapacity), c.Snapshot())
-	for range kernel.MaxCallCapacity {
+	require.Equal(t, snap(governor.MaxCallCapacity, 0, governor.MaxCallCapacity), c.Snapshot())
+	for range governor.MaxCallCapacity {
 		c.Activate()
 	}
-	require.Equal(t, snap(kernel.MaxCallCapacity, kernel.MaxCallCapacity, 0), c.Snapshot())
+	require.Equal(t, snap(governor.MaxCallCapacity, governor.MaxCallCapacity, 0), c.Snapshot())
 	require.False(t, c.TryReserve())
-	for range kernel.MaxCallCapacity {
+	for range governor.MaxCallCapacity {
 		c.ReleaseActive()
 	}
-	require.Equal(t, snap(kernel.MaxCallCapacity, 0, 0), c.Snapshot())
+	require.Equal(t, snap(governor.MaxCallCapacity, 0, 0), c.Snapshot())
 }
 
 func TestCallCapacityMisusePanics(t *testing.T) {
 	outOfRange := func(op string, n int) string {
-		return fmt.Sprintf("kernel: %s: call capacity %d out of range [1, %d]", op, n, kernel.MaxCallCapacity)
+		return fmt.Sprintf("governor: %s: call capacity %d out of range [1, %d]", op, n, governor.MaxCallCapacity)
 	}
 	tests := []struct {
 		name string
 		msg  string
-		f    func(c *kernel.CallCapacity)
+		f    func(c *governor.CallCapacity)
 	}{
-		{"activate without reservation", "kernel: Activate without a reservation", func(c *kernel.CallCapacity) { c.Activate() }},
-		{"release reserved without reservation", "kernel: ReleaseReserved without a reservation", func(c *kernel.CallCapacity) { c.ReleaseReserved() }},
-		{"release active without active", "kernel: ReleaseActive without an active call", func(c *kernel.CallCapacity) { c.ReleaseActive() }},
-		{"set capacity zero", outOfRange("SetCapacity", 0), func(c *kernel.CallCapacity) { c.SetCapacity(0) }},
-		{"set capacity negative", outOfRange("SetCapacity", -1), func(c *kernel.CallCapacity) { c.SetCapacity(-1) }},
-		{"set capacity too large", outOfRange("SetCapacity", kernel.MaxCallCapacity+1), func(c *kernel.CallCapacity) { c.SetCapacity(kernel.MaxCallCapacity + 1) }},
-		{"new zero", outOfRange("NewCallCapacity", 0), func(*kernel.CallCapacity) { kernel.NewCallCapacity(0) }},
-		{"new too large", outOfRange("NewCallCapacity", 1<<21), func(*kernel.CallCapacity) { kernel.NewCallCapacity(1 << 21) }},
+		{"activate without reservation", "governor: Activate without a reservation", func(c *governor.CallCapacity) { c.Activate() }},
+		{"release reserved without reservation", "governor: ReleaseReserved without a reservation", func(c *governor.CallCapacity) { c.ReleaseReserved() }},
+		{"release active without active", "governor: ReleaseActive without an active call", func(c *governor.CallCapacity) { c.ReleaseActive() }},
+		{"set capacity zero", outOfRange("SetCapacity", 0), func(c *governor.CallCapacity) { c.SetCapacity(0) }},
+		{"set capacity negative", outOfRange("SetCapacity", -1), func(c *governor.CallCapacity) { c.SetCapacity(-1) }},
+		{"set capacity too large", outOfRange("SetCapacity", governor.MaxCallCapacity+1), func(c *governor.CallCapacity) { c.SetCapacity(governor.MaxCallCapacity + 1) }},
+		{"new zero", outOfRange("NewCallCapacity", 0), func(*governor.CallCapacity) { governor.NewCallCapacity(0) }},
+		{"new too large", outOfRange("NewCallCapacity", 1<<21), func(*governor.CallCapacity) { governor.NewCallCapacity(1 << 21) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := kernel.NewCallCapacity(3)
+			c := governor.NewCallCapacity(3)
 			before := c.Snapshot()
 			require.PanicsWithValue(t, tt.msg, func() { tt.f(c) })
 			assert.Equal(t, before, c.Snapshot(), "a panicking call must leave the word unchanged")
@@ -180,7 +180,7 @@ type capModel struct{ capacity, active, reserved int }
 func TestCallCapacityMatchesModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		initial := rapid.IntRange(1, 8).Draw(t, "capacity")
-		c := kernel.NewCallCapacity(initial)
+		c := governor.NewCallCapacity(initial)
 		m := capModel{capacity: initial}
 		for i, n := 0, rapid.IntRange(1, 200).Draw(t, "ops"); i < n; i++ {
 			switch op := capOp(rapid.IntRange(0, 4).Draw(t, "op")); op {
@@ -230,7 +230,7 @@ func TestCallCapacityMatchesModel(t *testing.T) {
 // only by what was already granted.
 func TestCallCapacityGrantsWithinCapacity(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := kernel.NewCallCapacity(rapid.IntRange(1, 8).Draw(t, "capacity"))
+		c := governor.NewCallCapacity(rapid.IntRange(1, 8).Draw(t, "capacity"))
 		for i, n := 0, rapid.IntRange(1, 200).Draw(t, "ops"); i < n; i++ {
 			before := c.Snapshot()
 			switch rapid.IntRange(0, 3).Draw(t, "op") {
@@ -255,7 +255,7 @@ func TestCallCapacityGrantsWithinCapacity(t *testing.T) {
 }
 
 func TestCallCapacityAllocatesNothing(t *testing.T) {
-	c := kernel.NewCallCapacity(4)
+	c := governor.NewCallCapacity(4)
 	allocs := testing.AllocsPerRun(1000, func() {
 		c.TryReserve()
 		c.Activate()

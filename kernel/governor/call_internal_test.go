@@ -1,4 +1,4 @@
-package kernel
+package governor
 
 import (
 	"testing"
@@ -43,7 +43,7 @@ func TestCallStateNames(t *testing.T) {
 		assert.NotContains(t, callStateName(s), "state(")
 	}
 	assert.Equal(t, "state(42)", callStateName(42))
-	assert.PanicsWithValue(t, "kernel: Call.Activate on a Call in state activating (Activate called twice)", func() {
+	assert.PanicsWithValue(t, "governor: Call.Activate on a Call in state activating (Activate called twice)", func() {
 		var c Call
 		c.state.Store(callActivating)
 		c.Activate()

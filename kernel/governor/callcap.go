@@ -1,4 +1,4 @@
-package kernel
+package governor
 
 import (
 	"fmt"
@@ -64,7 +64,7 @@ func NewCallCapacity(capacity int) *CallCapacity {
 
 func checkCallCapacity(op string, n int) {
 	if n < 1 || n > MaxCallCapacity {
-		panic(fmt.Sprintf("kernel: %s: call capacity %d out of range [1, %d]", op, n, MaxCallCapacity))
+		panic(fmt.Sprintf("governor: %s: call capacity %d out of range [1, %d]", op, n, MaxCallCapacity))
 	}
 }
 
@@ -93,7 +93,7 @@ func (c *CallCapacity) Activate() {
 	for {
 		w := c.word.Load()
 		if _, _, reserved := unpackCallCap(w); reserved == 0 {
-			panic("kernel: Activate without a reservation")
+			panic("governor: Activate without a reservation")
 		}
 		if c.word.CompareAndSwap(w, w-reservedOne+activeOne) {
 			return
@@ -107,7 +107,7 @@ func (c *CallCapacity) ReleaseReserved() {
 	for {
 		w := c.word.Load()
 		if _, _, reserved := unpackCallCap(w); reserved == 0 {
-			panic("kernel: ReleaseReserved without a reservation")
+			panic("governor: ReleaseReserved without a reservation")
 		}
 		if c.word.CompareAndSwap(w, w-reservedOne) {
 			return
@@ -120,7 +120,7 @@ func (c *CallCapacity) ReleaseActive() {
 	for {
 		w := c.word.Load()
 		if _, active, _ := unpackCallCap(w); active == 0 {
-			panic("kernel: ReleaseActive without an active call")
+			panic("governor: ReleaseActive without an active call")
 		}
 		if c.word.CompareAndSwap(w, w-activeOne) {
 			return

@@ -1,16 +1,16 @@
-package kernel_test
+package governor_test
 
 import (
 	"sync"
 	"testing"
 
-	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestConnCapacitiesOpenSetClose(t *testing.T) {
-	cc := kernel.NewConnCapacities(2)
+	cc := governor.NewConnCapacities(2)
 	assert.Equal(t, 2, cc.Capacity())
 	assert.Zero(t, cc.Len())
 
@@ -48,15 +48,15 @@ func TestConnCapacitiesOpenSetClose(t *testing.T) {
 }
 
 func TestConnCapacitiesMisusePanics(t *testing.T) {
-	cc := kernel.NewConnCapacities(1)
+	cc := governor.NewConnCapacities(1)
 	c := cc.Open()
 	cc.Close(c)
-	const msg = "kernel: ConnCapacities.Close of a CallCapacity not opened by it, or closed twice"
+	const msg = "governor: ConnCapacities.Close of a CallCapacity not opened by it, or closed twice"
 	assert.PanicsWithValue(t, msg, func() { cc.Close(c) })
-	assert.PanicsWithValue(t, msg, func() { cc.Close(kernel.NewCallCapacity(1)) })
-	assert.PanicsWithValue(t, msg, func() { kernel.NewConnCapacities(3).Close(cc.Open()) })
-	assert.PanicsWithValue(t, "kernel: NewConnCapacities: call capacity 0 out of range [1, 2097151]", func() { kernel.NewConnCapacities(0) })
-	assert.PanicsWithValue(t, "kernel: ConnCapacities.SetCapacity: call capacity -3 out of range [1, 2097151]", func() { cc.SetCapacity(-3) })
+	assert.PanicsWithValue(t, msg, func() { cc.Close(governor.NewCallCapacity(1)) })
+	assert.PanicsWithValue(t, msg, func() { governor.NewConnCapacities(3).Close(cc.Open()) })
+	assert.PanicsWithValue(t, "governor: NewConnCapacities: call capacity 0 out of range [1, 2097151]", func() { governor.NewConnCapacities(0) })
+	assert.PanicsWithValue(t, "governor: ConnCapacities.SetCapacity: call capacity -3 out of range [1, 2097151]", func() { cc.SetCapacity(-3) })
 	assert.Equal(t, 1, cc.Capacity(), "a refused bound changes nothing")
 }
 
@@ -74,8 +74,8 @@ func TestConnCapacitiesOpenSetInterleavings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cc := kernel.NewConnCapacities(4)
-			var opened []*kernel.CallCapacity
+			cc := governor.NewConnCapacities(4)
+			var opened []*governor.CallCapacity
 			next := 4
 			for _, s := range tt.steps {
 				switch s {
@@ -97,9 +97,9 @@ func TestConnCapacitiesOpenSetInterleavings(t *testing.T) {
 // the bound changes; once every writer is done, every open connection has
 // the final bound.
 func TestConnCapacitiesConvergeUnderRace(t *testing.T) {
-	cc := kernel.NewConnCapacities(1)
+	cc := governor.NewConnCapacities(1)
 	const openers, perOpener = 8, 200
-	kept := make([][]*kernel.CallCapacity, openers)
+	kept := make([][]*governor.CallCapacity, openers)
 	var wg sync.WaitGroup
 	for g := range openers {
 		wg.Go(func() {

@@ -1,4 +1,4 @@
-package kernel
+package governor
 
 import (
 	"fmt"
@@ -88,7 +88,7 @@ type Call struct {
 // Reset).
 func (c *Call) Reserve(conn, server *CallCapacity) (ok bool, refused CapacityLevel) {
 	if s := c.state.Load(); s != callNone {
-		panic("kernel: Call.Reserve on a Call in state " + callStateName(s) + " (Reset a released Call before reuse)")
+		panic("governor: Call.Reserve on a Call in state " + callStateName(s) + " (Reset a released Call before reuse)")
 	}
 	if conn != nil && !conn.TryReserve() {
 		return false, LevelConnection
@@ -110,7 +110,7 @@ func (c *Call) Reserve(conn, server *CallCapacity) (ok bool, refused CapacityLev
 // run (if that Release raced this Activate, Activate returns the capacity
 // itself before returning).
 //
-// It panics with "kernel: Activate without a reservation" if the Call was
+// It panics with "governor: Activate without a reservation" if the Call was
 // never reserved, and panics if it is already active or activating.
 func (c *Call) Activate() bool {
 	for {
@@ -129,9 +129,9 @@ func (c *Call) Activate() bool {
 		case callReleasePending, callReleasing, callReleased:
 			return false
 		case callNone:
-			panic("kernel: Activate without a reservation")
+			panic("governor: Activate without a reservation")
 		default:
-			panic("kernel: Call.Activate on a Call in state " + callStateName(s) + " (Activate called twice)")
+			panic("governor: Call.Activate on a Call in state " + callStateName(s) + " (Activate called twice)")
 		}
 	}
 }
@@ -203,6 +203,6 @@ func (c *Call) Reset() {
 		c.conn, c.server = nil, nil
 		c.state.Store(callNone)
 	default:
-		panic("kernel: Call.Reset of a Call in state " + callStateName(s) + " (Release it first)")
+		panic("governor: Call.Reset of a Call in state " + callStateName(s) + " (Release it first)")
 	}
 }

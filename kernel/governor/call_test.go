@@ -1,4 +1,4 @@
-package kernel_test
+package governor_test
 
 import (
 	"runtime"
@@ -6,24 +6,24 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestCapacityLevelString(t *testing.T) {
 	for _, tt := range []struct {
-		l    kernel.CapacityLevel
+		l    governor.CapacityLevel
 		want string
 	}{
-		{kernel.LevelNone, "none"},
-		{kernel.LevelConnection, "connection"},
-		{kernel.LevelServer, "server"},
-		{kernel.CapacityLevel(9), "CapacityLevel(9)"},
+		{governor.LevelNone, "none"},
+		{governor.LevelConnection, "connection"},
+		{governor.LevelServer, "server"},
+		{governor.CapacityLevel(9), "CapacityLevel(9)"},
 	} {
 		assert.Equal(t, tt.want, tt.l.String())
 	}
-	assert.Equal(t, "call_capacity", kernel.CallCapacityReason)
+	assert.Equal(t, "call_capacity", governor.CallCapacityReason)
 }
 
 func TestCallReserveTwoLevels(t *testing.T) {
@@ -32,35 +32,35 @@ func TestCallReserveTwoLevels(t *testing.T) {
 		connCap, serverCap  int // 0 = nil level
 		connUsed, srvUsed   int // reservations taken beforehand
 		wantOK              bool
-		wantLevel           kernel.CapacityLevel
+		wantLevel           governor.CapacityLevel
 		wantConn, wantSrvRs int // reserved after Reserve
 	}{
-		{"both free", 2, 2, 0, 0, true, kernel.LevelNone, 1, 1},
-		{"connection full", 1, 2, 1, 0, false, kernel.LevelConnection, 1, 0},
-		{"server full undoes connection", 2, 1, 0, 1, false, kernel.LevelServer, 0, 1},
-		{"both full reports connection", 1, 1, 1, 1, false, kernel.LevelConnection, 1, 1},
-		{"nil connection", 0, 1, 0, 0, true, kernel.LevelNone, 0, 1},
-		{"nil connection server full", 0, 1, 0, 1, false, kernel.LevelServer, 0, 1},
-		{"nil server", 1, 0, 0, 0, true, kernel.LevelNone, 1, 0},
-		{"nil server connection full", 1, 0, 1, 0, false, kernel.LevelConnection, 1, 0},
-		{"both nil", 0, 0, 0, 0, true, kernel.LevelNone, 0, 0},
+		{"both free", 2, 2, 0, 0, true, governor.LevelNone, 1, 1},
+		{"connection full", 1, 2, 1, 0, false, governor.LevelConnection, 1, 0},
+		{"server full undoes connection", 2, 1, 0, 1, false, governor.LevelServer, 0, 1},
+		{"both full reports connection", 1, 1, 1, 1, false, governor.LevelConnection, 1, 1},
+		{"nil connection", 0, 1, 0, 0, true, governor.LevelNone, 0, 1},
+		{"nil connection server full", 0, 1, 0, 1, false, governor.LevelServer, 0, 1},
+		{"nil server", 1, 0, 0, 0, true, governor.LevelNone, 1, 0},
+		{"nil server connection full", 1, 0, 1, 0, false, governor.LevelConnection, 1, 0},
+		{"both nil", 0, 0, 0, 0, true, governor.LevelNone, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var conn, srv *kernel.CallCapacity
+			var conn, srv *governor.CallCapacity
 			if tt.connCap > 0 {
-				conn = kernel.NewCallCapacity(tt.connCap)
+				conn = governor.NewCallCapacity(tt.connCap)
 				for range tt.connUsed {
 					require.True(t, conn.TryReserve())
 				}
 			}
 			if tt.serverCap > 0 {
-				srv = kernel.NewCallCapacity(tt.serverCap)
+				srv = governor.NewCallCapacity(tt.serverCap)
 				for range tt.srvUsed {
 					require.True(t, srv.TryReserve())
 				}
 			}
-			var c kernel.Call
+			var c governor.Call
 			ok, level := c.Reserve(conn, srv)
 			assert.Equal(t, tt.wantOK, ok)
 			assert.Equal(t, tt.wantLevel, level)
@@ -73,7 +73,7 @@ func TestCallReserveTwoLevels(t *testing.T) {
 			if !ok {
 				// A refused Call stays fresh: Release does nothing, Reserve may retry.
 				assert.False(t, c.Release())
-				assert.PanicsWithValue(t, "kernel: Activate without a reservation", func() { c.Activate() })
+				assert.PanicsWithValue(t, "governor: Activate without a reservation", func() { c.Activate() })
 				return
 			}
 			require.True(t, c.Activate())
@@ -98,8 +98,8 @@ func TestCallLifecycle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			conn, srv := kernel.NewCallCapacity(1), kernel.NewCallCapacity(1)
-			var c kernel.Call
+			conn, srv := governor.NewCallCapacity(1), governor.NewCallCapacity(1)
+			var c governor.Call
 			ok, _ := c.Reserve(conn, srv)
 			require.True(t, ok)
 			assert.Equal(t, snap(1, 0, 1), conn.Snapshot())
@@ -134,9 +134,9 @@ func TestCallLifecycle(t *testing.T) {
 }
 
 func TestCallMisusePanics(t *testing.T) {
-	newReserved := func() *kernel.Call {
-		c := new(kernel.Call)
-		ok, _ := c.Reserve(kernel.NewCallCapacity(1), nil)
+	newReserved := func() *governor.Call {
+		c := new(governor.Call)
+		ok, _ := c.Reserve(governor.NewCallCapacity(1), nil)
 		require.True(t, ok)
 		return c
 	}
@@ -145,22 +145,22 @@ func TestCallMisusePanics(t *testing.T) {
 		msg  string
 		f    func()
 	}{
-		{"activate fresh", "kernel: Activate without a reservation", func() { new(kernel.Call).Activate() }},
-		{"activate twice", "kernel: Call.Activate on a Call in state active (Activate called twice)", func() {
+		{"activate fresh", "governor: Activate without a reservation", func() { new(governor.Call).Activate() }},
+		{"activate twice", "governor: Call.Activate on a Call in state active (Activate called twice)", func() {
 			c := newReserved()
 			c.Activate()
 			c.Activate()
 		}},
-		{"reserve reserved", "kernel: Call.Reserve on a Call in state reserved (Reset a released Call before reuse)", func() {
+		{"reserve reserved", "governor: Call.Reserve on a Call in state reserved (Reset a released Call before reuse)", func() {
 			newReserved().Reserve(nil, nil)
 		}},
-		{"reserve released", "kernel: Call.Reserve on a Call in state released (Reset a released Call before reuse)", func() {
+		{"reserve released", "governor: Call.Reserve on a Call in state released (Reset a released Call before reuse)", func() {
 			c := newReserved()
 			c.Release()
 			c.Reserve(nil, nil)
 		}},
-		{"reset reserved", "kernel: Call.Reset of a Call in state reserved (Release it first)", func() { newReserved().Reset() }},
-		{"reset active", "kernel: Call.Reset of a Call in state active (Release it first)", func() {
+		{"reset reserved", "governor: Call.Reset of a Call in state reserved (Release it first)", func() { newReserved().Reset() }},
+		{"reset active", "governor: Call.Reset of a Call in state active (Release it first)", func() {
 			c := newReserved()
 			c.Activate()
 			c.Reset()
@@ -172,14 +172,14 @@ func TestCallMisusePanics(t *testing.T) {
 		})
 	}
 	// Reset of a fresh Call is allowed.
-	assert.NotPanics(t, func() { new(kernel.Call).Reset() })
+	assert.NotPanics(t, func() { new(governor.Call).Reset() })
 }
 
 func TestCallConcurrentReleaseExactlyOnce(t *testing.T) {
 	const goroutines, rounds = 16, 200
-	conn, srv := kernel.NewCallCapacity(1), kernel.NewCallCapacity(1)
+	conn, srv := governor.NewCallCapacity(1), governor.NewCallCapacity(1)
 	for round := range rounds {
-		var c kernel.Call
+		var c governor.Call
 		ok, _ := c.Reserve(conn, srv)
 		require.True(t, ok)
 		if round%2 == 1 {
@@ -209,10 +209,10 @@ func TestCallConcurrentReleaseExactlyOnce(t *testing.T) {
 // activation, or Release first), the Release returns true, the capacity is
 // returned exactly once, and the counters end at zero.
 func TestCallReleaseRacingActivate(t *testing.T) {
-	conn, srv := kernel.NewCallCapacity(1), kernel.NewCallCapacity(1)
+	conn, srv := governor.NewCallCapacity(1), governor.NewCallCapacity(1)
 	var activated, refused int
 	for range 2000 {
-		var c kernel.Call
+		var c governor.Call
 		ok, _ := c.Reserve(conn, srv)
 		require.True(t, ok)
 		var released atomic.Bool
@@ -241,10 +241,10 @@ func TestCallStress(t *testing.T) {
 	const workers, iters = 8, 3000
 	sizes := []int{1, 3, 8, 2, 5}
 	maxSize := 8
-	conn, srv := kernel.NewCallCapacity(4), kernel.NewCallCapacity(6)
+	conn, srv := governor.NewCallCapacity(4), governor.NewCallCapacity(6)
 	var stop atomic.Bool
 	var violations, grants, refusals atomic.Int64
-	check := func(s kernel.CallCapacitySnapshot) {
+	check := func(s governor.CallCapacitySnapshot) {
 		if s.Active+s.Reserved > maxSize || s.Active < 0 || s.Reserved < 0 {
 			violations.Add(1)
 		}
@@ -260,12 +260,12 @@ func TestCallStress(t *testing.T) {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			var c kernel.Call
+			var c governor.Call
 			for i := range iters {
 				ok, level := c.Reserve(conn, srv)
 				if !ok {
 					refusals.Add(1)
-					if level != kernel.LevelConnection && level != kernel.LevelServer {
+					if level != governor.LevelConnection && level != governor.LevelServer {
 						violations.Add(1)
 					}
 					continue
@@ -299,8 +299,8 @@ func TestCallStress(t *testing.T) {
 }
 
 func TestCallAllocatesNothing(t *testing.T) {
-	conn, srv := kernel.NewCallCapacity(4), kernel.NewCallCapacity(4)
-	var c kernel.Call
+	conn, srv := governor.NewCallCapacity(4), governor.NewCallCapacity(4)
+	var c governor.Call
 	allocs := testing.AllocsPerRun(1000, func() {
 		c.Reserve(conn, srv)
 		c.Activate()
@@ -311,8 +311,8 @@ func TestCallAllocatesNothing(t *testing.T) {
 }
 
 func BenchmarkCall(b *testing.B) {
-	conn, srv := kernel.NewCallCapacity(64), kernel.NewCallCapacity(1024)
-	var c kernel.Call
+	conn, srv := governor.NewCallCapacity(64), governor.NewCallCapacity(1024)
+	var c governor.Call
 	b.ReportAllocs()
 	for b.Loop() {
 		if ok, _ := c.Reserve(conn, srv); !ok {
@@ -325,11 +325,11 @@ func BenchmarkCall(b *testing.B) {
 }
 
 func BenchmarkCallParallel(b *testing.B) {
-	srv := kernel.NewCallCapacity(kernel.MaxCallCapacity)
+	srv := governor.NewCallCapacity(governor.MaxCallCapacity)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
-		conn := kernel.NewCallCapacity(64)
-		var c kernel.Call
+		conn := governor.NewCallCapacity(64)
+		var c governor.Call
 		for pb.Next() {
 			if ok, _ := c.Reserve(conn, srv); !ok {
 				panic("refused")

@@ -1,4 +1,4 @@
-package kernel
+package governor
 
 import (
 	"sync"
@@ -51,7 +51,7 @@ func (cc *ConnCapacities) Close(c *CallCapacity) {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if _, ok := cc.conns[c]; !ok {
-		panic("kernel: ConnCapacities.Close of a CallCapacity not opened by it, or closed twice")
+		panic("governor: ConnCapacities.Close of a CallCapacity not opened by it, or closed twice")
 	}
 	delete(cc.conns, c)
 }
