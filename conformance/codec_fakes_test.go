@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"sync"
@@ -240,4 +241,43 @@ func (zeroReader) Read(p []byte) (int, error) {
 func flateHarness(f flateFaults) CodecHarness {
 	c := newFlateCodec(f)
 	return CodecHarnessOf(func() (spi.Codec, error) { return c, nil }, flateBomb)
+}
+
+// identityCodec is the identity profile: a body is its own bytes. It has
+// no frame, so the suite skips what needs one.
+type identityCodec struct{}
+
+var _ spi.Codec = identityCodec{}
+
+func (identityCodec) Name() string { return "identity" }
+
+func (identityCodec) Compress(dst, src []byte) ([]byte, bool, error) {
+	if len(src) > cap(dst)-len(dst) {
+		return dst, false, nil
+	}
+	return append(dst, src...), true, nil
+}
+
+func (identityCodec) Decompress(ctx context.Context, dst, src []byte, limit int) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return dst, err
+	}
+	if len(src) > limit {
+		return dst, spi.TooLargeError("identity", limit)
+	}
+	out := slices.Grow(dst, len(src))
+	for len(src) > 0 {
+		n := min(len(src), spi.DecodeQuantum)
+		out, src = append(out, src[:n]...), src[n:]
+		if err := ctx.Err(); err != nil {
+			return dst[:len(dst)], err
+		}
+	}
+	return out, nil
+}
+
+// identityHarness is the harness of identityCodec, which has no bomb.
+func identityHarness() CodecHarness {
+	return CodecHarnessOf(func() (spi.Codec, error) { return identityCodec{}, nil },
+		func(int64) ([]byte, error) { return nil, fmt.Errorf("identity: no bomb: %w", errors.ErrUnsupported) })
 }

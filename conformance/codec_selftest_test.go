@@ -42,6 +42,23 @@ func TestCorrectCodecPasses(t *testing.T) {
 	RunCodecTests(t, func(*testing.T) (CodecHarness, error) { return flateHarness(flateFaults{}), nil })
 }
 
+// TestIdentityCodecPasses: the identity profile, which has no frame and no
+// bomb, passes what applies to it and skips the rest: CorruptInput (any
+// bytes are a body) and BombRefused (no body inflates); its Cancellation
+// decodes 32 MiB that Compress made.
+func TestIdentityCodecPasses(t *testing.T) {
+	RunCodecTests(t, func(*testing.T) (CodecHarness, error) { return identityHarness(), nil })
+	r := CheckCodec("identity", func() (CodecHarness, error) { return identityHarness(), nil })
+	outcomes := map[string]Outcome{}
+	for _, c := range r.Checks {
+		outcomes[c.Name] = c.Outcome
+	}
+	assert.Equal(t, Skipped, outcomes["CorruptInput"])
+	assert.Equal(t, Skipped, outcomes["BombRefused"])
+	assert.Equal(t, Passed, outcomes["Cancellation"])
+	assert.True(t, r.Passed())
+}
+
 // TestCheckCodecReportsEveryCheck: a correct codec gets one result per
 // check, in order, none failed.
 func TestCheckCodecReportsEveryCheck(t *testing.T) {
