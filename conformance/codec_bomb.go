@@ -67,8 +67,8 @@ func checkBombRefused(t tb, h CodecHarness) {
 	case r.panicked != nil:
 		t.Fatalf("Decompress(the bomb, limit %d) panicked: %v", bombLimit, r.panicked)
 	case ctx.tripped():
-		t.Fatalf("Decompress(the bomb, limit %d) was still decoding after allocating %d bytes (the allowance is %d: %d limits and %d for decoder state) and was stopped by the suite; it returned %d bytes, %v: it must stop as soon as its output passes the limit",
-			bombLimit, allocated, allowance, bombGrowth, bombWindows, len(r.out), r.err)
+		t.Fatalf("Decompress(the bomb, limit %d) was still decoding when the process had allocated more than the allowance of %d bytes (%d limits and %d for decoder state), and was stopped by the suite (%d bytes allocated in all); it returned %d bytes, %v: it must stop as soon as its output passes the limit, holding memory in proportion to it",
+			bombLimit, allowance, bombGrowth, bombWindows, allocated, len(r.out), r.err)
 	case !errors.Is(r.err, spi.ErrDecodedTooLarge):
 		t.Fatalf("Decompress(the bomb, limit %d) = %d bytes, %v; want an error wrapping spi.ErrDecodedTooLarge", bombLimit, len(r.out), r.err)
 	case len(r.out) != 0:

@@ -21,6 +21,7 @@ import (
 // flateFaults are the ways the codec can be broken.
 type flateFaults struct {
 	noCap          bool // decodes the whole body, then compares with the limit
+	prealloc       bool // reserves 16 times the limit before decoding
 	offByOne       bool // allows one byte above the limit
 	panicOnCorrupt bool // panics on the library's error
 	ignoresCancel  bool // never checks its context
@@ -125,6 +126,9 @@ func (c *flateCodec) Decompress(ctx context.Context, dst, src []byte, limit int)
 	if c.f.clobbersDst {
 		start, out = 0, dst[:0]
 	}
+	if c.f.prealloc {
+		out = slices.Grow(out, 16*limit)
+	}
 	bound := limit + 1 // reading one byte more proves the output passes limit
 	if c.f.offByOne {
 		bound++
@@ -190,7 +194,7 @@ func boolInt(b bool) int {
 // every later block refers back only to zeros, so the block that encodes
 // one chunk of zeros after the first can be repeated as often as needed.
 func flateBomb(n int64) ([]byte, error) {
-	const chunk = 1 << 20
+	const chunk = 256 << 10
 	if n < 2*chunk {
 		var b bytes.Buffer
 		zw, _ := flate.NewWriter(&b, flate.BestCompression)

@@ -26,7 +26,7 @@ func codecCheckNames() []string {
 // around the sizes where it switches from compressing to splicing.
 func TestFlateBomb(t *testing.T) {
 	c := newFlateCodec(flateFaults{})
-	for _, n := range []int64{0, 1, 1<<20 - 1, 2 << 20, 2<<20 + 1, 5<<20 + 12345} {
+	for _, n := range []int64{0, 1, 512<<10 - 1, 512 << 10, 512<<10 + 1, 3<<20 + 12345} {
 		body, err := flateBomb(n)
 		require.NoError(t, err)
 		out, err := c.Decompress(context.Background(), nil, body, int(n))
@@ -133,6 +133,8 @@ func TestBrokenCodecsFail(t *testing.T) {
 		want   string // the check that must fail
 	}{
 		{"no output cap: decodes everything, then checks the limit", flateFaults{noCap: true}, "BombRefused"},
+		{"reserves 16 times the limit up front", flateFaults{prealloc: true}, "BombRefused"},
+		{"reserves 16 times the limit, never checks its context", flateFaults{prealloc: true, ignoresCancel: true}, "BombRefused"},
 		{"one byte above the limit allowed", flateFaults{offByOne: true}, "LimitIsExact"},
 		{"panics on corrupt input", flateFaults{panicOnCorrupt: true}, "CorruptInput"},
 		{"ignores cancellation", flateFaults{ignoresCancel: true}, "Cancellation"},
