@@ -25,6 +25,8 @@ type flateFaults struct {
 	offByOne       bool // allows one byte above the limit
 	panicOnCorrupt bool // panics on the library's error
 	ignoresCancel  bool // never checks its context
+	sparseChecks   bool // checks its context every fourth quantum only
+	finishesFirst  bool // decodes into a buffer of its own, noticing a cancellation only at the end
 	acceptTrailing bool // no check for bytes after the body
 	growsDst       bool // Compress appends whatever dst's capacity
 	clobbersDst    bool // Decompress decodes over the caller's bytes
@@ -123,6 +125,9 @@ func (c *flateCodec) Decompress(ctx context.Context, dst, src []byte, limit int)
 
 	start := len(dst)
 	out := dst
+	if c.f.finishesFirst {
+		start, out = 0, nil
+	}
 	if c.f.clobbersDst {
 		start, out = 0, dst[:0]
 	}
@@ -136,6 +141,8 @@ func (c *flateCodec) Decompress(ctx context.Context, dst, src []byte, limit int)
 	if c.f.noCap {
 		bound = int(^uint(0) >> 1)
 	}
+	quanta := 0
+	var cancelled error
 	for {
 		want := min(spi.DecodeQuantum, bound-(len(out)-start))
 		out = slices.Grow(out, want)
@@ -153,11 +160,22 @@ func (c *flateCodec) Decompress(ctx context.Context, dst, src []byte, limit int)
 			}
 			return dst[:len(dst)], spi.CorruptError(c.Name(), "invalid deflate data", err)
 		}
-		if !c.f.ignoresCancel {
+		quanta++
+		if !c.f.ignoresCancel && (!c.f.sparseChecks || quanta%4 == 0) {
 			if err := ctx.Err(); err != nil {
-				return dst[:len(dst)], err
+				if !c.f.finishesFirst {
+					return dst[:len(dst)], err
+				}
+				cancelled = err
 			}
 		}
+	}
+	if cancelled != nil {
+		return dst[:len(dst)], cancelled
+	}
+	if c.f.finishesFirst {
+		out = append(dst, out...)
+		start = len(dst)
 	}
 	if len(out)-start > limit+boolInt(c.f.offByOne) { // noCap: only now
 		return dst[:len(dst)], spi.TooLargeError(c.Name(), limit)

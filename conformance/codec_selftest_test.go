@@ -138,6 +138,8 @@ func TestBrokenCodecsFail(t *testing.T) {
 		{"one byte above the limit allowed", flateFaults{offByOne: true}, "LimitIsExact"},
 		{"panics on corrupt input", flateFaults{panicOnCorrupt: true}, "CorruptInput"},
 		{"ignores cancellation", flateFaults{ignoresCancel: true}, "Cancellation"},
+		{"checks its context every fourth quantum", flateFaults{sparseChecks: true}, "Cancellation"},
+		{"decodes into its own buffer, seeing a cancellation only at the end", flateFaults{finishesFirst: true}, "Cancellation"},
 		{"accepts trailing bytes", flateFaults{acceptTrailing: true}, "CorruptInput"},
 		{"Compress grows dst past its capacity", flateFaults{growsDst: true}, "RoundTrips"},
 		{"Decompress decodes over the caller's bytes in dst", flateFaults{clobbersDst: true}, "RoundTrips"},
