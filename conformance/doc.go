@@ -10,7 +10,12 @@
 //
 // and the suite runs one subtest per check. RunEndpointPolicyTests does the
 // same for spi.EndpointPolicy, with a harness whose policies read a fake
-// clock the suite advances. Every limiter check uses explicit time
+// clock the suite advances. RunCodecTests (and CheckCodec outside go test)
+// vets an spi.Codec: round trips over many sizes and shapes, exact limits,
+// a 1 GiB bomb refused within a measured allocation bound, truncated,
+// trailing and corrupt input refused without a panic, cancellation within
+// about one spi.DecodeQuantum, and concurrent use; its harness supplies the
+// codec and bombs in the codec's format. Every limiter check uses explicit time
 // only: it builds limiters at a fixed start instant and advances the time it
 // passes to them itself, so runs are deterministic, apart from the
 // interleavings of the three racing checks. Those are sound (they never
