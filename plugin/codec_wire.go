@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/sluicerpc/sluice/plugin/internal/pb"
 	"github.com/sluicerpc/sluice/spi"
@@ -20,22 +21,31 @@ const MaxCodecBody = 1 << 30
 // compressed input is larger than MaxCodecBody.
 var ErrCodecBodyTooLarge = errors.New("sluice/plugin: body larger than the codec bridge carries")
 
-// codecReplyFraming is more than the framing of a reply around its bytes
-// (field tags, lengths, an absent error): the host reads at most the
-// bound of a call plus this.
-const codecReplyFraming = 64
+// codecErrorText is the most of a codec error's text that crosses; the
+// rest is cut.
+const codecErrorText = 1024
+
+// codecReplyFraming is more than a reply holds besides its bytes: field
+// tags, lengths, and an error of at most codecErrorText bytes of text. The
+// host reads at most the bound of a call plus this.
+const codecReplyFraming = codecErrorText + 64
 
 // codecServerMaxMessage is what a plugin's gRPC server accepts in one
 // message: a body of MaxCodecBody and its request's framing.
 const codecServerMaxMessage = MaxCodecBody + 1<<16
 
-// toCodecError carries a codec's error with the kind of contract error it
-// wraps.
+// toCodecError carries a codec's error, its text made valid UTF-8 (a
+// protobuf string must be) and cut to codecErrorText bytes, with the kind
+// of contract error it wraps.
 func toCodecError(err error) *pb.CodecError {
 	if err == nil {
 		return nil
 	}
-	e := &pb.CodecError{Message: err.Error()}
+	msg := strings.ToValidUTF8(err.Error(), "\uFFFD")
+	if len(msg) > codecErrorText {
+		msg = strings.ToValidUTF8(msg[:codecErrorText-len(cutMark)], "") + cutMark
+	}
+	e := &pb.CodecError{Message: msg}
 	switch {
 	case errors.Is(err, spi.ErrDecodedTooLarge):
 		e.Kind = pb.CodecErrorKind_CODEC_ERROR_TOO_LARGE
@@ -48,6 +58,9 @@ func toCodecError(err error) *pb.CodecError {
 	}
 	return e
 }
+
+// cutMark ends the text of a codec error that was cut.
+const cutMark = " [cut]"
 
 // fromCodecError rebuilds a codec's error as a *RemoteError whose Cause is
 // the contract error it wrapped in the plugin (nil for any other error).

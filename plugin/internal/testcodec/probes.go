@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strconv"
 
 	"github.com/sluicerpc/sluice/spi"
 )
@@ -21,10 +22,13 @@ const (
 	// Stopped blocks until a Wait call has returned, and returns the text
 	// of the context error it saw.
 	Stopped = "stopped"
+	// Deadline returns the call's context deadline as decimal Unix
+	// nanoseconds, or "none".
+	Deadline = "deadline"
 )
 
 // Blocking is a probe of context propagation: its Decompress obeys the
-// requests Wait, Entered and Stopped, so that a host can tell, through
+// requests Wait, Entered, Stopped and Deadline, so that a host can tell, through
 // the bridge itself, that a decode started in the plugin and that its
 // context ended there. Compress copies src when it fits. One Blocking
 // serves every host of a plugin process.
@@ -62,6 +66,12 @@ func (b *Blocking) Decompress(ctx context.Context, dst, src []byte, _ int) ([]by
 		case <-ctx.Done():
 			return dst, ctx.Err()
 		}
+	case Deadline:
+		d, ok := ctx.Deadline()
+		if !ok {
+			return append(dst, "none"...), nil
+		}
+		return strconv.AppendInt(dst, d.UnixNano(), 10), nil
 	case Stopped:
 		select {
 		case err := <-b.stopped:
