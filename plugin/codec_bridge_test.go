@@ -331,4 +331,3 @@ type renamedCodec struct {
 }
 
 func (c renamedCodec) Name() string { return c.name }
-
