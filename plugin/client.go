@@ -271,7 +271,8 @@ func (p *Plugin) Pid() int {
 func (p *Plugin) Exited() bool { return p.proc != nil && p.proc.Exited() }
 
 // Close kills the plugin process (if p started one) and fails the calls in
-// flight. Limiters of its kinds and its endpoint policies fail afterwards.
+// flight. Limiters of its kinds, its endpoint policies and its codecs fail
+// afterwards.
 // Close is idempotent.
 func (p *Plugin) Close() error {
 	if p.closed.Swap(true) {
@@ -288,7 +289,7 @@ func (p *Plugin) Close() error {
 var errPluginClosed = errors.New("the plugin was closed")
 
 // Failures is the number of calls that failed to reach the plugin, over
-// all its kinds and endpoint policies.
+// all its kinds, endpoint policies and codecs.
 func (p *Plugin) Failures() uint64 { return p.failures.Load() }
 
 // Err returns the last failure to reach the plugin, or nil.
