@@ -40,6 +40,7 @@ type options struct {
 	startTimeout time.Duration
 	callTimeout  time.Duration
 	kind         string
+	codec        string
 	// manualWatch leaves the call watch without its watchdog: its clock
 	// advances only when a test ticks it (export_test.go).
 	manualWatch bool
@@ -77,8 +78,8 @@ func WithCallTimeout(d time.Duration) Option { return func(o *options) { o.callT
 // that serves several. Open ignores it.
 func WithKind(name string) Option { return func(o *options) { o.kind = name } }
 
-// Plugin is a running plugin binary seen from the host: the limiter kinds
-// and endpoint policies it serves, and its process. It is safe for
+// Plugin is a running plugin binary seen from the host: the limiter kinds,
+// endpoint policies and codecs it serves, and its process. It is safe for
 // concurrent use.
 //
 // Every limiter a host creates from one of its kinds lives in the plugin
@@ -88,11 +89,13 @@ func WithKind(name string) Option { return func(o *options) { o.kind = name } }
 type Plugin struct {
 	rpc         pb.LimiterKindClient
 	policyRPC   pb.EndpointPolicyClient
+	codecRPC    pb.CodecClient
 	logger      hclog.Logger
 	callTimeout time.Duration
 	watch       *callWatch
 	kinds       []*LimiterKindClient
 	policies    []*pb.PolicyInfo
+	codecs      []*CodecClient
 
 	proc   *goplugin.Client // nil when not started by Open
 	closed atomic.Bool
@@ -102,11 +105,11 @@ type Plugin struct {
 	lastErr  error
 }
 
-// newPlugin asks the plugin which kinds and endpoint policies it serves.
-// A plugin built before the bridge carried endpoint policies answers the
-// policy listing with Unimplemented: it serves none.
-func newPlugin(ctx context.Context, rpc pb.LimiterKindClient, policyRPC pb.EndpointPolicyClient, o options) (*Plugin, error) {
-	p := &Plugin{rpc: rpc, policyRPC: policyRPC, logger: o.log(), callTimeout: o.callTimeout}
+// newPlugin asks the plugin which kinds, endpoint policies and codecs it
+// serves. A plugin built before the bridge carried endpoint policies (or
+// codecs) answers that listing with Unimplemented: it serves none.
+func newPlugin(ctx context.Context, rpc pb.LimiterKindClient, policyRPC pb.EndpointPolicyClient, codecRPC pb.CodecClient, o options) (*Plugin, error) {
+	p := &Plugin{rpc: rpc, policyRPC: policyRPC, codecRPC: codecRPC, logger: o.log(), callTimeout: o.callTimeout}
 	ctx, cancel := context.WithTimeout(ctx, p.callTimeout)
 	defer cancel()
 	list, err := rpc.Kinds(ctx, &pb.Empty{})
@@ -124,8 +127,18 @@ func newPlugin(ctx context.Context, rpc pb.LimiterKindClient, policyRPC pb.Endpo
 	default:
 		p.policies = policies.GetPolicies()
 	}
-	if len(p.kinds) == 0 && len(p.policies) == 0 {
-		return nil, errors.New("sluice/plugin: the plugin serves no limiter kind and no endpoint policy")
+	codecs, err := codecRPC.Codecs(ctx, &pb.Empty{})
+	switch {
+	case status.Code(err) == codes.Unimplemented:
+	case err != nil:
+		return nil, fmt.Errorf("%w: listing the codecs: %v", ErrPluginUnavailable, err)
+	default:
+		for _, info := range codecs.GetCodecs() {
+			p.codecs = append(p.codecs, &CodecClient{p: p, name: info.GetName(), bomb: info.GetBomb()})
+		}
+	}
+	if len(p.kinds) == 0 && len(p.policies) == 0 && len(p.codecs) == 0 {
+		return nil, errors.New("sluice/plugin: the plugin serves no limiter kind and no endpoint policy, and no codec")
 	}
 	logger := p.logger
 	onHang := func(calls int) {
@@ -143,7 +156,7 @@ func newPlugin(ctx context.Context, rpc pb.LimiterKindClient, policyRPC pb.Endpo
 
 // Open starts the plugin binary at path and completes the handshake. The
 // plugin may serve limiter kinds (LimiterKinds), endpoint policies
-// (EndpointPolicies) or both. Close
+// (EndpointPolicies), codecs (Codecs) or any mix of them. Close
 // kills the plugin; a plugin also exits by itself when the host process
 // dies. Processes the plugin starts itself are not killed by Close.
 func Open(path string, opts ...Option) (*Plugin, error) {
@@ -258,7 +271,8 @@ func (p *Plugin) Pid() int {
 func (p *Plugin) Exited() bool { return p.proc != nil && p.proc.Exited() }
 
 // Close kills the plugin process (if p started one) and fails the calls in
-// flight. Limiters of its kinds and its endpoint policies fail afterwards.
+// flight. Limiters of its kinds, its endpoint policies and its codecs fail
+// afterwards.
 // Close is idempotent.
 func (p *Plugin) Close() error {
 	if p.closed.Swap(true) {
@@ -275,7 +289,7 @@ func (p *Plugin) Close() error {
 var errPluginClosed = errors.New("the plugin was closed")
 
 // Failures is the number of calls that failed to reach the plugin, over
-// all its kinds and endpoint policies.
+// all its kinds, endpoint policies and codecs.
 func (p *Plugin) Failures() uint64 { return p.failures.Load() }
 
 // Err returns the last failure to reach the plugin, or nil.

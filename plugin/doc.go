@@ -8,7 +8,10 @@
 // the host lists them with Plugin.EndpointPolicies and creates an instance
 // in the plugin with Plugin.NewEndpointPolicy, an *EndpointPolicyClient
 // that implements spi.EndpointPolicy and io.Closer (Close drops the
-// instance). It must
+// instance). ServeConfig.Codecs serves codecs (spi.Codec), each with an
+// optional bomb builder for the conformance suite: the host gets them with
+// Plugin.Codec or OpenCodec as a *CodecClient, an spi.Codec whose every
+// call crosses the boundary with its body, plus Bomb. A plugin binary must
 // write nothing to stdout (go-plugin's handshake travels there) and logs to
 // stderr, e.g. with NewPluginLogger. The host calls Open with the binary's
 // path and gets a *Plugin whose LimiterKinds it registers (Plugin.Register)
@@ -46,6 +49,16 @@
 // (EndpointPolicyClient.Err). A panic of a policy's TryAcquire is re-raised
 // in the host; a panic of its Report is recovered and logged in the plugin,
 // since Report must not panic.
+//
+// Codecs keep their contract across the boundary: Compress gives the
+// plugin the room left in dst as its bound and never grows dst;
+// Decompress gives it the limit, and the host reads no more than the limit
+// of answer. A codec's errors cross as *RemoteError whose Cause keeps
+// spi.ErrDecodedTooLarge, spi.ErrCorrupt and the context errors
+// recognizable by errors.Is. The host's ctx crosses as the call's deadline
+// and cancellation, so a cancelled call stops the decode in the plugin.
+// The codec service was added within ProtocolVersion 2, like the policy
+// service.
 //
 // Exactly once across the boundary: a grant the plugin makes after the
 // host gave up on the call (timeout, Close) is rolled back in the plugin

@@ -12,7 +12,8 @@ import (
 // host reads a binary built before it as serving no policy (its Policies
 // call is Unimplemented), and a host built before it ignores a binary's
 // policies (it refuses a binary that serves only policies: no limiter
-// kind).
+// kind). The codec service was added within version 2 the same way: a
+// host reads an older binary as serving no codec.
 const ProtocolVersion = 2
 
 // Handshake is the go-plugin handshake shared by hosts and plugin binaries.
@@ -32,6 +33,10 @@ const limiterKindsPluginName = "sluice.limiter_kinds"
 // endpointPoliciesPluginName is the go-plugin name under which a binary
 // serves its endpoint policies (the EndpointPolicy gRPC service).
 const endpointPoliciesPluginName = "sluice.endpoint_policies"
+
+// codecsPluginName is the go-plugin name under which a binary serves its
+// codecs (the Codec gRPC service).
+const codecsPluginName = "sluice.codecs"
 
 // hostPIDEnv carries the host's pid to the plugin so the plugin can notice
 // that its host died (go-plugin plugins otherwise outlive a crashed host).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 
 	"github.com/sluicerpc/sluice/conformance/capabilities"
 	"github.com/sluicerpc/sluice/spi"
@@ -65,8 +66,23 @@ type EndpointPolicyEntry struct {
 	Capabilities *capabilities.EndpointPolicy
 }
 
+// CodecEntry is one codec a plugin binary serves.
+type CodecEntry struct {
+	// Codec is the implementation. Its Name is the wire profile name
+	// hosts ask for (Plugin.Codec); it must be a valid name
+	// (spi.ValidCodecName) and unique within a binary.
+	Codec spi.Codec
+
+	// Bomb, when not nil, builds one complete compressed body in Codec's
+	// format that decodes to exactly decoded zero bytes, without holding
+	// the decoded bytes (a streaming encoder over a zero reader), so that
+	// the conformance suite can test Codec's bounds through the bridge
+	// (CodecClient.Bomb). nil: the plugin builds no bombs for Codec.
+	Bomb func(decoded int64) ([]byte, error)
+}
+
 // ServeConfig is what a plugin binary serves: limiter kinds, endpoint
-// policies, or both, at least one of either. The bridge is built to grow:
+// policies, codecs, or any mix of them, at least one thing. The bridge is built to grow:
 // each SPI is a field, served as its own go-plugin plugin (its own gRPC
 // service) over the same connection.
 type ServeConfig struct {
@@ -75,6 +91,9 @@ type ServeConfig struct {
 
 	// EndpointPolicies are the endpoint policies served.
 	EndpointPolicies []EndpointPolicyEntry
+
+	// Codecs are the codecs served.
+	Codecs []CodecEntry
 
 	// Logger receives the plugin's own logs (among them the panics of an
 	// endpoint policy's Report, which are recovered in the plugin); the
@@ -87,10 +106,10 @@ type ServeConfig struct {
 // kinds a nil kind, an empty or repeated name, an unknown class, or
 // capabilities that are invalid or of another class than their kind; for
 // endpoint policies an empty or repeated name, a nil New, or invalid
-// capabilities.
+// capabilities; for codecs a nil codec, or an invalid or repeated name.
 func (c ServeConfig) Validate() error {
-	if len(c.LimiterKinds) == 0 && len(c.EndpointPolicies) == 0 {
-		return errors.New("sluice/plugin: ServeConfig has no limiter kind and no endpoint policy")
+	if len(c.LimiterKinds) == 0 && len(c.EndpointPolicies) == 0 && len(c.Codecs) == 0 {
+		return errors.New("sluice/plugin: ServeConfig has no limiter kind and no endpoint policy, and no codec")
 	}
 	seen := make(map[string]bool, len(c.LimiterKinds))
 	for i, e := range c.LimiterKinds {
@@ -135,6 +154,20 @@ func (c ServeConfig) Validate() error {
 			}
 		}
 	}
+	codecs := make(map[string]bool, len(c.Codecs))
+	for i, e := range c.Codecs {
+		if e.Codec == nil {
+			return fmt.Errorf("sluice/plugin: Codecs[%d].Codec is nil", i)
+		}
+		name := e.Codec.Name()
+		switch {
+		case !spi.ValidCodecName(name):
+			return fmt.Errorf("sluice/plugin: Codecs[%d] has an invalid name %q (1 to 64 of a-z, 0-9, '-', '_', '.')", i, name)
+		case codecs[name]:
+			return fmt.Errorf("sluice/plugin: codec %q is served twice", name)
+		}
+		codecs[name] = true
+	}
 	return nil
 }
 
@@ -157,6 +190,12 @@ func (c ServeConfig) Validate() error {
 // policy's Report, which must not panic: its panic is recovered and logged
 // here, and the host's Report returns normally.
 //
+// Codecs are served statelessly: every call names the codec and carries
+// its body (at most MaxCodecBody each way). A codec's Decompress runs
+// under a context that ends when the host's context ends (its deadline and
+// cancellation cross), when the host gives up on the call, or when the
+// host goes away.
+//
 // Nothing may be written to stdout before Serve runs: it would break the
 // handshake. Log to stderr, e.g. with NewPluginLogger.
 func Serve(c ServeConfig) {
@@ -172,9 +211,15 @@ func Serve(c ServeConfig) {
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         servedPluginSet(c, logger),
-		GRPCServer:      goplugin.DefaultGRPCServer,
+		GRPCServer:      newGRPCServer,
 		Logger:          logger,
 	})
+}
+
+// newGRPCServer is go-plugin's default server accepting messages that
+// carry a codec body of MaxCodecBody (gRPC's default is 4 MiB).
+func newGRPCServer(opts []grpc.ServerOption) *grpc.Server {
+	return goplugin.DefaultGRPCServer(append(opts, grpc.MaxRecvMsgSize(codecServerMaxMessage)))
 }
 
 // ServeLimiterKind serves kind alone, without declared capabilities: it is

@@ -62,12 +62,20 @@ func fromError(e *pb.Error) error {
 }
 
 // RemoteError is an error the plugin's implementation returned, other than
-// a *spi.ParamError; only its text crosses the boundary.
+// a *spi.ParamError; its text crosses the boundary, and for a codec the
+// contract error it wrapped (spi.ErrDecodedTooLarge, spi.ErrCorrupt,
+// context.Canceled, context.DeadlineExceeded) as Cause, so that errors.Is
+// recognizes it in the host.
 type RemoteError struct {
 	Message string
+	// Cause is the contract error the plugin's error wrapped, or nil.
+	Cause error
 }
 
 func (e *RemoteError) Error() string { return e.Message }
+
+// Unwrap returns Cause.
+func (e *RemoteError) Unwrap() error { return e.Cause }
 
 func toDecision(d spi.Decision) *pb.DecisionReply {
 	r := &pb.DecisionReply{Granted: d.Granted, Hint: uint32(d.Hint)}

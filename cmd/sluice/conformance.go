@@ -46,9 +46,10 @@ or policy,
 
   conformance <kind> plugin PASS|FAIL
 
-and what failed to stderr. Exits 0 when every kind passes, 1 when one
-fails, declares no capabilities, or the plugin cannot be started, 2 on a
-bad command line.
+and what failed to stderr. A codec the plugin serves gets a FAIL line: this
+build has no codec suite to test it with. Exits 0 when every kind passes, 1
+when one fails, declares no capabilities, is an untested codec, or the
+plugin cannot be started, 2 on a bad command line.
 
 flags:
 `)
@@ -93,15 +94,17 @@ func runConformance(ctx context.Context, stdout, stderr io.Writer, o conformance
 	}
 	defer func() { _ = p.Close() }()
 
-	kinds, policies := p.LimiterKinds(), p.EndpointPolicies()
+	kinds, policies, codecs := p.LimiterKinds(), p.EndpointPolicies(), p.Codecs()
 	if o.Kind != "" {
-		kinds, policies = nil, nil
+		kinds, policies, codecs = nil, nil, nil
 		if k, err := p.LimiterKind(o.Kind); err == nil {
 			kinds = []*plugin.LimiterKindClient{k}
 		} else if slices.Contains(p.EndpointPolicies(), o.Kind) {
 			policies = []string{o.Kind}
+		} else if c, cerr := p.Codec(o.Kind); cerr == nil {
+			codecs = []*plugin.CodecClient{c}
 		} else {
-			return false, fmt.Errorf("%w; endpoint policies: %q", err, p.EndpointPolicies())
+			return false, fmt.Errorf("%w; endpoint policies: %q; codecs: %q", err, p.EndpointPolicies(), codecNames(p.Codecs()))
 		}
 	}
 	all := true
@@ -121,7 +124,27 @@ func runConformance(ctx context.Context, stdout, stderr io.Writer, o conformance
 			all = false
 		}
 	}
+	for _, c := range codecs {
+		untestedCodec(stdout, stderr, c)
+		all = false
+	}
 	return all, nil
+}
+
+// untestedCodec prints the line of a codec the plugin serves: FAIL, since
+// this build has no codec conformance suite to run against it, and a
+// passing verdict must never cover an untested codec.
+func untestedCodec(stdout, stderr io.Writer, c *plugin.CodecClient) {
+	fmt.Fprintf(stdout, "conformance %s plugin FAIL\n", c.Name())
+	fmt.Fprintf(stderr, "    %s is a codec: this sluice has no codec conformance suite, so it is not tested\n", c.Name())
+}
+
+func codecNames(codecs []*plugin.CodecClient) []string {
+	names := make([]string, len(codecs))
+	for i, c := range codecs {
+		names[i] = c.Name()
+	}
+	return names
 }
 
 // checkPluginKind runs the suite against one kind and prints its line.

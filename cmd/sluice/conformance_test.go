@@ -102,6 +102,26 @@ conformance demo.undeclared plugin FAIL
 	assert.Equal(t, "conformance demo.sound plugin PASS\n", out)
 }
 
+// TestConformanceDoesNotPassUntestedCodecs: a binary of codecs starts,
+// and each codec it serves fails with the reason (this build has no codec
+// suite) instead of the binary passing with nothing tested.
+func TestConformanceDoesNotPassUntestedCodecs(t *testing.T) {
+	bin := pluginBinary(t, "testplugin", "github.com/sluicerpc/sluice/plugin/internal/testplugin")
+	t.Setenv("SLUICE_TESTPLUGIN_MODE", "codecs")
+	code, out, errOut := runCommand("conformance", "--plugin", bin, "--kind", "testcodec.deflate")
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, "conformance testcodec.deflate plugin FAIL\n", out)
+	assert.Contains(t, errOut, "testcodec.deflate is a codec: this sluice has no codec conformance suite")
+
+	code, out, _ = runCommand("conformance", "--plugin", bin)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, 5, strings.Count(out, " plugin FAIL\n"), "one line per codec:\n%s", out)
+
+	code, _, errOut = runCommand("conformance", "--plugin", bin, "--kind", "nope")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, `codecs: ["testcodec.deflate"`)
+}
+
 func TestConformanceCommandLineErrors(t *testing.T) {
 	tests := []struct {
 		name string

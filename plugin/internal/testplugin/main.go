@@ -9,6 +9,9 @@
 //	           under a second name without
 //	"invalid"  a configuration Serve refuses (one kind served twice)
 //	"raw"      the rawecho baseline of BenchmarkPluginBridge
+//	"codecs"   the codecs of testcodec: the reference Deflate with its
+//	           bomb builder, and the probes Blocking, Unbounded, Growing
+//	           and Panicking (whose bomb builder fails)
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 
 	"github.com/sluicerpc/sluice/plugin"
 	"github.com/sluicerpc/sluice/plugin/internal/rawecho"
+	"github.com/sluicerpc/sluice/plugin/internal/testcodec"
 	"github.com/sluicerpc/sluice/plugin/internal/testkind"
 	"github.com/sluicerpc/sluice/plugin/internal/testpolicy"
 )
@@ -49,6 +53,14 @@ func main() {
 			Plugins:         goplugin.PluginSet{rawecho.Name: &rawecho.Plugin{}},
 			GRPCServer:      goplugin.DefaultGRPCServer,
 		})
+	case "codecs":
+		plugin.Serve(plugin.ServeConfig{Codecs: []plugin.CodecEntry{
+			{Codec: testcodec.Deflate(), Bomb: testcodec.DeflateBomb},
+			{Codec: testcodec.NewBlocking()},
+			{Codec: testcodec.Unbounded()},
+			{Codec: testcodec.Growing()},
+			{Codec: testcodec.Panicking(), Bomb: testcodec.FailingBomb},
+		}})
 	case "policies":
 		plugin.Serve(plugin.ServeConfig{EndpointPolicies: []plugin.EndpointPolicyEntry{policy}})
 	default:
