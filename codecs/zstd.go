@@ -157,4 +157,3 @@ func zstdFrame(src []byte, limit int) (size, declared int, err error) {
 	}
 	return pos, declared, nil
 }
-
