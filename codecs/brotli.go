@@ -17,8 +17,9 @@ import (
 // at most 16 MiB (the stream's declared window, shrunk for a stream whose
 // only meta-block is short); Compress chooses the smallest window that
 // covers the message, so sluice's own bodies need a ring buffer no larger
-// than themselves. Writers are pooled per window size, readers are pooled
-// and Reset (the library still allocates the ring buffer per stream).
+// than themselves. Writers are pooled per window size; readers are pooled
+// and Reset, and keep their ring buffer (the largest they have needed, at
+// most 16 MiB) while pooled.
 func Brotli() spi.Codec { return brotliCodec{} }
 
 type brotliCodec struct{}

@@ -77,9 +77,14 @@ func (gzipCodec) Decompress(ctx context.Context, dst, src []byte, limit int) ([]
 		return dst, spi.CorruptError("gzip", "reading the header", err)
 	}
 	gr.r.Multistream(false)
+	// The trailer's size (mod 2^32, unverified until the end) sizes the
+	// output when it is plausible and within the limit; a body declaring
+	// more than the limit decodes into pooled quanta until it is refused.
 	hint := 0
 	if len(src) >= 18 {
-		hint = min(int(binary.LittleEndian.Uint32(src[len(src)-4:])), len(src)*gzipMaxRatio)
+		if isize := int(binary.LittleEndian.Uint32(src[len(src)-4:])); isize <= limit {
+			hint = min(isize, len(src)*gzipMaxRatio)
+		}
 	}
 	out, err := readBounded(ctx, "gzip", &gr.r, dst, limit, hint)
 	if err != nil {

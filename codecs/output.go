@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/sluicerpc/sluice/spi"
 )
@@ -13,10 +14,15 @@ import (
 // soon as r has one byte more than limit, with spi.CorruptError when r
 // fails (its io.ErrUnexpectedEOF, checksum and format errors), and with
 // ctx's error, checked before the first read and after every
-// spi.DecodeQuantum bytes of output. hint (at most limit is used) sizes the
-// first allocation when dst has less spare capacity; past it the decoded
-// part grows by doubling, never beyond limit. On error it returns
-// dst[:len(dst)].
+// spi.DecodeQuantum bytes of output. On error it returns dst[:len(dst)].
+//
+// Output goes first into dst's spare capacity, which is first grown to
+// hint bytes (at most limit; a size the body declares) when it has less;
+// past that capacity it goes into pooled quanta of spi.DecodeQuantum bytes,
+// copied at the end into one allocation of exactly the decoded size. So a
+// body refused at its limit costs no allocation beyond the pool (never a
+// doubling series of buffers), and an accepted one costs one allocation of
+// its own size, none when dst has room.
 func readBounded(ctx context.Context, name string, r io.Reader, dst []byte, limit, hint int) ([]byte, error) {
 	base := len(dst)
 	if err := ctx.Err(); err != nil {
@@ -26,26 +32,35 @@ func readBounded(ctx context.Context, name string, r io.Reader, dst []byte, limi
 	if hint = min(hint, limit); cap(out)-base < hint {
 		out = grow(out, hint)
 	}
+	var sp spill
+	defer sp.release()
 	unchecked, idle := 0, 0
 	for {
-		room := limit - (len(out) - base)
+		room := limit - (len(out) - base) - sp.n
 		if room == 0 {
 			n, err := probe(r)
 			switch {
 			case n > 0:
 				return dst[:base], spi.TooLargeError(name, limit)
 			case err == io.EOF:
-				return out, nil
+				return sp.join(out), nil
 			default:
 				return dst[:base], spi.CorruptError(name, "decoding", err)
 			}
 		}
-		if len(out) == cap(out) {
-			out = grow(out, min(room, max(len(out)-base, 4096)))
+		var buf []byte
+		if len(out) < cap(out) {
+			buf = out[len(out):cap(out)]
+		} else {
+			buf = sp.next()
 		}
-		chunk := min(cap(out)-len(out), room, spi.DecodeQuantum-unchecked)
-		n, err := r.Read(out[len(out) : len(out)+chunk])
-		out = out[:len(out)+n]
+		buf = buf[:min(len(buf), room, spi.DecodeQuantum-unchecked)]
+		n, err := r.Read(buf)
+		if len(out) < cap(out) {
+			out = out[:len(out)+n]
+		} else {
+			sp.n += n
+		}
 		if unchecked += n; unchecked >= spi.DecodeQuantum {
 			if cerr := ctx.Err(); cerr != nil {
 				return dst[:base], cerr
@@ -54,7 +69,7 @@ func readBounded(ctx context.Context, name string, r io.Reader, dst []byte, limi
 		}
 		switch {
 		case err == io.EOF:
-			return out, nil
+			return sp.join(out), nil
 		case err != nil:
 			return dst[:base], spi.CorruptError(name, "decoding", err)
 		case n == 0:
@@ -65,6 +80,56 @@ func readBounded(ctx context.Context, name string, r io.Reader, dst []byte, limi
 			idle = 0
 		}
 	}
+}
+
+// quantum is one pooled piece of spilled output.
+type quantum [spi.DecodeQuantum]byte
+
+var quanta = sync.Pool{New: func() any { return new(quantum) }}
+
+// spill holds the output that did not fit the destination's capacity: n
+// bytes in qs, every quantum full but the last.
+type spill struct {
+	qs  []*quantum
+	n   int
+	buf [16]*quantum
+}
+
+// next returns the unused part of the last quantum, taking a new one when
+// it is full.
+func (s *spill) next() []byte {
+	if s.qs == nil {
+		s.qs = s.buf[:0]
+	}
+	if used := s.n - (len(s.qs)-1)*spi.DecodeQuantum; len(s.qs) > 0 && used < spi.DecodeQuantum {
+		return s.qs[len(s.qs)-1][used:]
+	}
+	q := quanta.Get().(*quantum)
+	s.qs = append(s.qs, q)
+	return q[:]
+}
+
+// join returns out followed by the spilled bytes, in one allocation of
+// exactly their size when anything spilled.
+func (s *spill) join(out []byte) []byte {
+	if s.n == 0 {
+		return out
+	}
+	all := make([]byte, len(out)+s.n)
+	k := copy(all, out)
+	for i, q := range s.qs {
+		k += copy(all[k:], q[:min(spi.DecodeQuantum, s.n-i*spi.DecodeQuantum)])
+	}
+	return all
+}
+
+// release gives the quanta back to the pool.
+func (s *spill) release() {
+	for i, q := range s.qs {
+		quanta.Put(q)
+		s.qs[i] = nil
+	}
+	s.qs, s.n = nil, 0
 }
 
 // probe reads one byte from r, retrying reads that return nothing, to tell
