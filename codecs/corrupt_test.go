@@ -43,7 +43,7 @@ func TestTrailingBytesAreCorrupt(t *testing.T) {
 	for _, c := range all()[1:] { // identity: trailing bytes are part of the body
 		t.Run(c.Name(), func(t *testing.T) {
 			for _, body := range bodies(t, c) {
-				for _, tail := range [][]byte{{0}, {0xff}, []byte("garbage after"), make([]byte, 64 << 10), body} {
+				for _, tail := range [][]byte{{0}, {0xff}, []byte("garbage after"), make([]byte, 64<<10), body} {
 					in := append(append([]byte(nil), body...), tail...)
 					out, err := c.Decompress(context.Background(), []byte("x"), in, 1<<30)
 					if !errors.Is(err, spi.ErrCorrupt) || string(out) != "x" {
