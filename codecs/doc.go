@@ -40,7 +40,8 @@
 //     decoding. A declared content size above the limit, or a window above
 //     twice the limit, is refused at once (the decoder would need that
 //     memory). Decoders are pooled, synchronous (WithDecoderConcurrency(1),
-//     window at most 64 MiB) and read in quanta into the output; never a
+//     window and memory capped from the limit) and read in quanta into the
+//     output; never a
 //     streaming decoder into an unbounded buffer. A decoder holds a ring of
 //     the frame's window plus two blocks, kept while pooled.
 //   - s2 (github.com/klauspost/compress/s2): the block format (a varint

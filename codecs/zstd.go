@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/bits"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -12,24 +13,31 @@ import (
 
 // Zstd returns the Zstandard codec (wire profile "zstd", RFC 8878, from
 // github.com/klauspost/compress/zstd at its default level): a body is
-// exactly one zstd frame (no skippable frames, no dictionary), and any
-// byte after it is corrupt input. The frame's header is checked before
-// decoding: a declared content size or window above the limit is refused at
-// once (ErrDecodedTooLarge), a window above twice the limit too (windows
-// are declared in coarse steps, often the next power of two). Frames are decoded by pooled synchronous
-// decoders (WithDecoderConcurrency(1), window capped) read in quanta into
-// the output, so a decoder holds at most the frame's window (at most twice
-// the limit) besides the output.
+// exactly one zstd frame (no skippable frames, no dictionary), and any byte
+// after it is corrupt input. The frame's header is checked before decoding:
+// a declared content size above the limit, or a window above twice the
+// limit (windows are declared in coarse steps, often the next power of
+// two), is refused at once (ErrDecodedTooLarge). Frames are decoded by
+// pooled synchronous decoders (WithDecoderConcurrency(1), with
+// WithDecoderMaxWindow and WithDecoderMaxMemory set from the limit) read in
+// quanta into the output, so a decoder holds at most the frame's window
+// plus two blocks besides the output.
 func Zstd() spi.Codec { return zstdCodec{} }
 
 type zstdCodec struct{}
 
-// zstdMaxWindow caps any frame's window for the pooled decoders; frames are
-// also refused above their call's limit before decoding starts.
-const zstdMaxWindow = 64 << 20
+// zstdCap is the window and memory cap a decoder gets for a call's limit:
+// twice the limit (the window check zstdFrame makes first) rounded up to a
+// power of two, so that calls with similar limits reuse a decoder's setting.
+func zstdCap(limit int) uint64 {
+	c := max(2*uint64(limit), zstd.MinWindowSize)
+	return min(uint64(1)<<bits.Len64(c-1), 1<<40)
+}
 
 var zstdEncoder = func() *zstd.Encoder {
-	e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithZeroFrames(true))
+	// EncodeAll is safe for concurrent use; the default concurrency gives it
+	// GOMAXPROCS encoders (with one, concurrent calls would queue).
+	e, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true))
 	if err != nil {
 		panic("codecs: zstd encoder: " + err.Error())
 	}
@@ -38,21 +46,23 @@ var zstdEncoder = func() *zstd.Encoder {
 
 type zstdReader struct {
 	d   *zstd.Decoder
+	cap uint64 // the decoder's current window and memory cap
 	src bytes.Reader
 }
 
 var zstdReaders = sync.Pool{New: func() any {
+	const initial = 1 << 20
 	d, err := zstd.NewReader(nil,
-		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderConcurrency(1), // synchronous: decodes only as it is read
 		zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxWindow(zstdMaxWindow),
-		zstd.WithDecoderMaxMemory(zstdMaxWindow),
-		zstd.WithDecodeBuffersBelow(0),
+		zstd.WithDecoderMaxWindow(initial),
+		zstd.WithDecoderMaxMemory(initial),
+		zstd.WithDecodeBuffersBelow(0), // never decode a whole buffer at once
 	)
 	if err != nil {
 		panic("codecs: zstd decoder: " + err.Error())
 	}
-	return &zstdReader{d: d}
+	return &zstdReader{d: d, cap: initial}
 }}
 
 // scratch buffers for compressed forms that may not fit dst.
@@ -101,7 +111,13 @@ func (zstdCodec) Decompress(ctx context.Context, dst, src []byte, limit int) ([]
 		zstdReaders.Put(zr)
 	}()
 	zr.src.Reset(src)
-	if err := zr.d.Reset(&zr.src); err != nil {
+	if c := zstdCap(limit); c != zr.cap {
+		err = zr.d.ResetWithOptions(&zr.src, zstd.WithDecoderMaxWindow(c), zstd.WithDecoderMaxMemory(c))
+		zr.cap = c
+	} else {
+		err = zr.d.Reset(&zr.src)
+	}
+	if err != nil {
 		return dst, spi.CorruptError("zstd", "starting the frame", err)
 	}
 	return readBounded(ctx, "zstd", zr.d, dst, limit, hint)
