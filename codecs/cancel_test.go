@@ -25,16 +25,24 @@ func TestCancelledContextStopsBeforeDecoding(t *testing.T) {
 // with the context's error, having checked the context only once more (it
 // stopped at the first quantum boundary) - s2 excepted, which decodes its one
 // block in a single step and checks after it.
+//
+// The same with the context ending after its fourth check: the decoder
+// went on through three quanta and stopped at the fourth.
 func TestCancellationIsObservedWithinOneQuantum(t *testing.T) {
 	for _, c := range all() {
 		body := compress(t, c, shapes[2].fill(4<<20))
-		ctx := newCountingCtx(1)
-		out, err := c.Decompress(ctx, []byte("x"), body, 1<<30)
-		if !errors.Is(err, context.Canceled) || string(out) != "x" {
-			t.Errorf("%s: Decompress cancelled after its first check = %d bytes, %v; want context.Canceled, dst unchanged", c.Name(), len(out), err)
-		}
-		if got := ctx.calls.Load(); got != 2 {
-			t.Errorf("%s: checked the context %d times, want 2 (before, and at the first quantum)", c.Name(), got)
+		for _, after := range []int64{1, 4} {
+			if after > 1 && c.Name() == "s2" {
+				continue // one block, one step: checked before and after only
+			}
+			ctx := newCountingCtx(after)
+			out, err := c.Decompress(ctx, []byte("x"), body, 1<<30)
+			if !errors.Is(err, context.Canceled) || string(out) != "x" {
+				t.Errorf("%s: Decompress cancelled after check %d = %d bytes, %v; want context.Canceled, dst unchanged", c.Name(), after, len(out), err)
+			}
+			if got := ctx.calls.Load(); got != after+1 {
+				t.Errorf("%s: checked the context %d times, want %d (before, then once per quantum)", c.Name(), got, after+1)
+			}
 		}
 	}
 }

@@ -13,8 +13,8 @@ import (
 // holding at most limit decoded bytes: it fails with spi.TooLargeError as
 // soon as r has one byte more than limit, with spi.CorruptError when r
 // fails (its io.ErrUnexpectedEOF, checksum and format errors), and with
-// ctx's error, checked before the first read and after every
-// spi.DecodeQuantum bytes of output. On error it returns dst[:len(dst)].
+// ctx's error, checked after every spi.DecodeQuantum bytes of output (the
+// caller checks it before any work). On error it returns dst[:len(dst)].
 //
 // Output goes first into dst's spare capacity, which is first grown to
 // hint bytes (at most limit; a size the body declares) when it has less;
@@ -25,9 +25,6 @@ import (
 // its own size, none when dst has room.
 func readBounded(ctx context.Context, name string, r io.Reader, dst []byte, limit, hint int) ([]byte, error) {
 	base := len(dst)
-	if err := ctx.Err(); err != nil {
-		return dst[:base], err
-	}
 	out := dst
 	if hint = min(hint, limit); cap(out)-base < hint {
 		out = grow(out, hint)
