@@ -55,6 +55,7 @@ func brotliLGWin(n int) int {
 type brotliReader struct {
 	r   *brotli.Reader
 	src bytes.Reader
+	out spill
 }
 
 var brotliReaders = sync.Pool{New: func() any {
@@ -97,7 +98,7 @@ func (brotliCodec) Decompress(ctx context.Context, dst, src []byte, limit int) (
 	}()
 	br.src.Reset(src)
 	_ = br.r.Reset(&br.src) // never fails
-	out, err := readBounded(ctx, "br", br.r, dst, limit, 0)
+	out, err := readBounded(ctx, "br", br.r, dst, limit, 0, &br.out)
 	if err != nil {
 		return out, err
 	}

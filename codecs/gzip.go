@@ -36,6 +36,7 @@ var gzipWriters = sync.Pool{New: func() any {
 type gzipReader struct {
 	r   gzip.Reader
 	src bytes.Reader
+	out spill
 }
 
 var gzipReaders = sync.Pool{New: func() any { return new(gzipReader) }}
@@ -86,7 +87,7 @@ func (gzipCodec) Decompress(ctx context.Context, dst, src []byte, limit int) ([]
 			hint = min(isize, len(src)*gzipMaxRatio)
 		}
 	}
-	out, err := readBounded(ctx, "gzip", &gr.r, dst, limit, hint)
+	out, err := readBounded(ctx, "gzip", &gr.r, dst, limit, hint, &gr.out)
 	if err != nil {
 		return out, err
 	}

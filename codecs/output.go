@@ -23,19 +23,18 @@ import (
 // body refused at its limit costs no allocation beyond the pool (never a
 // doubling series of buffers), and an accepted one costs one allocation of
 // its own size, none when dst has room.
-func readBounded(ctx context.Context, name string, r io.Reader, dst []byte, limit, hint int) ([]byte, error) {
+func readBounded(ctx context.Context, name string, r io.Reader, dst []byte, limit, hint int, sp *spill) ([]byte, error) {
 	base := len(dst)
 	out := dst
 	if hint = min(hint, limit); cap(out)-base < hint {
 		out = grow(out, hint)
 	}
-	var sp spill
 	defer sp.release()
 	unchecked, idle := 0, 0
 	for {
 		room := limit - (len(out) - base) - sp.n
 		if room == 0 {
-			n, err := probe(r)
+			n, err := sp.probe(r)
 			switch {
 			case n > 0:
 				return dst[:base], spi.TooLargeError(name, limit)
@@ -85,19 +84,18 @@ type quantum [spi.DecodeQuantum]byte
 var quanta = sync.Pool{New: func() any { return new(quantum) }}
 
 // spill holds the output that did not fit the destination's capacity: n
-// bytes in qs, every quantum full but the last.
+// bytes in qs, every quantum full but the last. It lives in each codec's
+// pooled decoder state, so that its list and probe byte cost no
+// allocation per call.
 type spill struct {
 	qs  []*quantum
 	n   int
-	buf [16]*quantum
+	one [1]byte
 }
 
 // next returns the unused part of the last quantum, taking a new one when
 // it is full.
 func (s *spill) next() []byte {
-	if s.qs == nil {
-		s.qs = s.buf[:0]
-	}
 	if used := s.n - (len(s.qs)-1)*spi.DecodeQuantum; len(s.qs) > 0 && used < spi.DecodeQuantum {
 		return s.qs[len(s.qs)-1][used:]
 	}
@@ -126,15 +124,14 @@ func (s *spill) release() {
 		quanta.Put(q)
 		s.qs[i] = nil
 	}
-	s.qs, s.n = nil, 0
+	s.qs, s.n = s.qs[:0], 0
 }
 
 // probe reads one byte from r, retrying reads that return nothing, to tell
 // a body that ends exactly at the limit from one that goes on.
-func probe(r io.Reader) (int, error) {
-	var b [1]byte
+func (s *spill) probe(r io.Reader) (int, error) {
 	for range 100 {
-		n, err := r.Read(b[:])
+		n, err := r.Read(s.one[:])
 		if n > 0 || err != nil {
 			return n, err
 		}

@@ -48,6 +48,7 @@ type zstdReader struct {
 	d   *zstd.Decoder
 	cap uint64 // the decoder's current window and memory cap
 	src bytes.Reader
+	out spill
 }
 
 var zstdReaders = sync.Pool{New: func() any {
@@ -120,7 +121,7 @@ func (zstdCodec) Decompress(ctx context.Context, dst, src []byte, limit int) ([]
 	if err != nil {
 		return dst, spi.CorruptError("zstd", "starting the frame", err)
 	}
-	return readBounded(ctx, "zstd", zr.d, dst, limit, hint)
+	return readBounded(ctx, "zstd", zr.d, dst, limit, hint, &zr.out)
 }
 
 // zstdFrame checks that src starts with one complete zstd frame that may
