@@ -11,7 +11,7 @@ import (
 // reported before any work.
 func TestCancelledContextStopsBeforeDecoding(t *testing.T) {
 	for _, c := range all() {
-		body := compress(t, c, shapes[2].fill(1<<20))
+		_, body := body(t, c, 2, 1<<20)
 		ctx := newCountingCtx(0)
 		out, err := c.Decompress(ctx, []byte("x"), body, 1<<30)
 		if !errors.Is(err, context.Canceled) || string(out) != "x" {
@@ -30,7 +30,7 @@ func TestCancelledContextStopsBeforeDecoding(t *testing.T) {
 // went on through three quanta and stopped at the fourth.
 func TestCancellationIsObservedWithinOneQuantum(t *testing.T) {
 	for _, c := range all() {
-		body := compress(t, c, shapes[2].fill(4<<20))
+		_, body := body(t, c, 2, 4<<20)
 		for _, after := range []int64{1, 4} {
 			if after > 1 && c.Name() == "s2" {
 				continue // one block, one step: checked before and after only
@@ -54,7 +54,7 @@ func TestContextIsCheckedEveryQuantum(t *testing.T) {
 		if c.Name() == "s2" {
 			continue // one block, one step: checked before and after only
 		}
-		body := compress(t, c, shapes[2].fill(4<<20))
+		_, body := body(t, c, 2, 4<<20)
 		ctx := newCountingCtx(1 << 40)
 		if _, err := c.Decompress(ctx, nil, body, 4<<20); err != nil {
 			t.Fatal(err)
@@ -70,8 +70,8 @@ func TestConcurrentUse(t *testing.T) {
 		var wg sync.WaitGroup
 		for g := range 8 {
 			wg.Go(func() {
-				for i := range 20 {
-					src := shapes[(g+i)%3].fill(sizes[(g+i)%6])
+				for i := range 10 {
+					src := shapes[(g+i)%3].fill(sizes[(g+i)%5]) // up to 64 KiB
 					enc := compress(t, c, src)
 					got, err := c.Decompress(context.Background(), nil, enc, len(src))
 					if err != nil || string(got) != string(src) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -68,4 +69,27 @@ func (c *countingCtx) Err() error {
 		return context.Canceled
 	}
 	return nil
+}
+
+// encoded caches compressed test bodies: the large ones are slow to build
+// under the race detector, and several tests decode the same ones.
+var encoded sync.Map // encodedKey -> []byte
+
+type encodedKey struct {
+	codec string
+	shape int
+	n     int
+}
+
+// body returns shapes[shape].fill(n) and its compressed form in c, cached.
+func body(t testing.TB, c spi.Codec, shape, n int) (src, enc []byte) {
+	t.Helper()
+	src = shapes[shape].fill(n)
+	key := encodedKey{c.Name(), shape, n}
+	if b, ok := encoded.Load(key); ok {
+		return src, b.([]byte)
+	}
+	enc = compress(t, c, src)
+	encoded.Store(key, enc)
+	return src, enc
 }

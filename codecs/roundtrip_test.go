@@ -12,11 +12,10 @@ import (
 
 func TestRoundTripsOverSizesAndShapes(t *testing.T) {
 	for _, c := range all() {
-		for _, sh := range shapes {
+		for k, sh := range shapes {
 			for _, n := range sizes {
 				t.Run(fmt.Sprintf("%s/%s/%d", c.Name(), sh.name, n), func(t *testing.T) {
-					src := sh.fill(n)
-					enc := compress(t, c, src)
+					src, enc := body(t, c, k, n)
 					prefix := []byte("keep")
 					got, err := c.Decompress(context.Background(), prefix, enc, n)
 					if err != nil {
