@@ -1,7 +1,11 @@
 package codecs_test
 
 import (
+	"bytes"
+	stdgzip "compress/gzip"
+	"context"
 	"errors"
+	"io"
 	"runtime"
 	"testing"
 
@@ -52,5 +56,38 @@ func TestBombsAreRefusedEarlyWithBoundedHeap(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBombsDecodeToZeros decodes built bombs in full: exactly decoded zero
+// bytes, and too large one byte below (the repeated pieces of gzip and br
+// bombs, and zstd's hand-built RLE frame, are valid streams).
+func TestBombsDecodeToZeros(t *testing.T) {
+	for _, c := range codecs.Builtin() {
+		for _, n := range []int{0, 1, 100 << 10, 2<<20 + 1, 5<<20 + 12345} {
+			bomb, err := codecs.Bomb(c.Name(), int64(n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := c.Decompress(context.Background(), nil, bomb, n)
+			if err != nil || len(out) != n || bytes.ContainsFunc(out, func(r rune) bool { return r != 0 }) {
+				t.Fatalf("%s: Bomb(%d) (%d bytes) decodes to %d bytes, %v", c.Name(), n, len(bomb), len(out), err)
+			}
+			if n > 0 {
+				if _, err := c.Decompress(context.Background(), nil, bomb, n-1); !errors.Is(err, spi.ErrDecodedTooLarge) {
+					t.Fatalf("%s: Bomb(%d) at limit %d: %v", c.Name(), n, n-1, err)
+				}
+			}
+		}
+	}
+	// gzip: the standard library's reader agrees (CRC and size included).
+	bomb, _ := codecs.Bomb("gzip", 5<<20+12345)
+	zr, err := stdgzip.NewReader(bytes.NewReader(bomb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, zr)
+	if err != nil || n != 5<<20+12345 {
+		t.Fatalf("compress/gzip reads %d bytes, %v", n, err)
 	}
 }
