@@ -77,8 +77,8 @@ func (brotliCodec) Compress(dst, src []byte) ([]byte, bool, error) {
 	}
 	out := bw.out.buf
 	bw.out.buf = nil
+	pool.Put(bw) // Reset clears a failed writer's error and state
 	if err == nil {
-		pool.Put(bw) // a writer that failed mid-stream is dropped
 		return out, true, nil
 	}
 	if err == errNoFit {
