@@ -88,6 +88,7 @@ func (brotliCodec) Compress(dst, src []byte) ([]byte, bool, error) {
 }
 
 func (brotliCodec) Decompress(ctx context.Context, dst, src []byte, limit int) ([]byte, error) {
+	limit = max(limit, 0) // the contract says at least 0; a negative limit allows nothing
 	if err := ctx.Err(); err != nil {
 		return dst, err
 	}

@@ -65,6 +65,7 @@ func (gzipCodec) Compress(dst, src []byte) ([]byte, bool, error) {
 }
 
 func (gzipCodec) Decompress(ctx context.Context, dst, src []byte, limit int) ([]byte, error) {
+	limit = max(limit, 0) // the contract says at least 0; a negative limit allows nothing
 	if err := ctx.Err(); err != nil {
 		return dst, err
 	}

@@ -24,6 +24,7 @@ func (identityCodec) Compress(dst, src []byte) ([]byte, bool, error) {
 }
 
 func (identityCodec) Decompress(ctx context.Context, dst, src []byte, limit int) ([]byte, error) {
+	limit = max(limit, 0) // the contract says at least 0; a negative limit allows nothing
 	base := len(dst)
 	if err := ctx.Err(); err != nil {
 		return dst, err

@@ -67,3 +67,18 @@ func TestCompressReportsWouldNotFit(t *testing.T) {
 		})
 	}
 }
+
+// TestNegativeLimitAllowsNothing: the contract asks for a limit of at least
+// 0; a negative one is treated as 0, never as a huge unsigned bound.
+func TestNegativeLimitAllowsNothing(t *testing.T) {
+	for _, c := range all() {
+		_, one := body(t, c, 2, 100)
+		if _, err := c.Decompress(context.Background(), nil, one, -1); !errors.Is(err, spi.ErrDecodedTooLarge) {
+			t.Errorf("%s: 100 bytes at limit -1: %v, want ErrDecodedTooLarge", c.Name(), err)
+		}
+		_, empty := body(t, c, 2, 0)
+		if out, err := c.Decompress(context.Background(), nil, empty, -1); err != nil || len(out) != 0 {
+			t.Errorf("%s: an empty body at limit -1: %d bytes, %v", c.Name(), len(out), err)
+		}
+	}
+}

@@ -38,6 +38,7 @@ func (s2Codec) Compress(dst, src []byte) ([]byte, bool, error) {
 }
 
 func (s2Codec) Decompress(ctx context.Context, dst, src []byte, limit int) ([]byte, error) {
+	limit = max(limit, 0) // the contract says at least 0; a negative limit allows nothing
 	base := len(dst)
 	if err := ctx.Err(); err != nil {
 		return dst, err

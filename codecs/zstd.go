@@ -95,6 +95,7 @@ func viaScratch(dst, src []byte, most int, encode func(src, dst []byte) []byte) 
 }
 
 func (zstdCodec) Decompress(ctx context.Context, dst, src []byte, limit int) ([]byte, error) {
+	limit = max(limit, 0) // the contract says at least 0; a negative limit allows nothing
 	if err := ctx.Err(); err != nil {
 		return dst, err
 	}
