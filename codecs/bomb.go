@@ -3,6 +3,7 @@ package codecs
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -78,7 +79,7 @@ func buildBomb(name string, decoded int64) ([]byte, error) {
 	switch name {
 	case "identity":
 		if decoded > MaxIdentityBomb {
-			return nil, fmt.Errorf("codecs: Bomb(%q, %d): identity bodies are their decoded bytes; at most %d", name, decoded, MaxIdentityBomb)
+			return nil, fmt.Errorf("codecs: Bomb(%q, %d): identity bodies are their decoded bytes; at most %d: %w", name, decoded, MaxIdentityBomb, errors.ErrUnsupported)
 		}
 		return make([]byte, decoded), nil
 	case "zstd":
