@@ -14,19 +14,30 @@ import (
 	"github.com/sluicerpc/sluice/protocol/status"
 )
 
-// startDeafServer answers the handshake (1 MiB frames, method svc/M) and
-// then never reads again, as a hung server does.
+// startDeafServer answers the handshake (1 MiB frames, method svc/M) on
+// its first connection and then never reads again, as a hung server does.
+// Later connections are closed at once: a call that starts after the first
+// connection died must not find a fresh deaf connection whose socket
+// buffers take its whole request, and wait for an answer forever (a call
+// without a deadline to a server that never answers waits, rightly).
 func startDeafServer(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	accepted := make(chan net.Conn, 16)
 	go func() {
+		first := true
 		for {
 			nc, err := l.Accept()
 			if err != nil {
 				close(accepted)
 				return
+			}
+			if first {
+				first = false
+			} else {
+				_ = nc.Close()
+				continue
 			}
 			rd := protocol.NewReader(nc, protocol.DefaultLimits())
 			if h, _, err := rd.ReadFrame(); err == nil && h.Type == protocol.FrameHandshake {
