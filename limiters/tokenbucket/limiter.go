@@ -271,9 +271,15 @@ func (l *Limiter) Reconfigure(now time.Time, p spi.Params) error {
 //   - at now, a Cancel cannot lift the bucket above what was carried (see
 //     Cancel).
 //
-// Options equal to those in force change nothing. Invalid options return
-// the *spi.ParamError of o.Validate and change nothing; after Seal it
-// returns ErrSealed.
+// Options equal to those in force keep the tokens, the phase and the
+// barriers exactly, but the call is still a publication at now: a caller
+// arriving afterwards with an earlier instant is served from the bucket as
+// it was at now, never from before a refill that now already counted, and
+// no late Cancel crosses it. (Without that, a late caller could take a
+// token from before a refill that was lost at the cap and get it back from
+// the refill: a free token at the publication.) Invalid options return the
+// *spi.ParamError of o.Validate and change nothing; after Seal it returns
+// ErrSealed.
 func (l *Limiter) Update(now time.Time, o Options) error {
 	if err := o.Validate(); err != nil {
 		return err
@@ -286,8 +292,6 @@ func (l *Limiter) update(now time.Time, o Options) error {
 	defer l.mu.Unlock()
 	if c := l.cfg.Load(); c.sealed {
 		return ErrSealed
-	} else if c.opts == o {
-		return nil
 	}
 	c, w := l.freeze()
 	l.cfg.Store(c.successor(w, c.offset(now), o, nil, published))

@@ -214,9 +214,8 @@ func modelScale(o tokenbucket.Options) int64 {
 }
 
 func (m *model) reconfigure(t time.Time, o tokenbucket.Options) {
-	if o == m.opts {
-		return // the options in force: nothing is published
-	}
+	// The options in force are published too: nothing changes but the
+	// publication instant (see Limiter.Update).
 	m.advance(t)
 	if l := ratInt(o.TokenLimit); m.tokens.Cmp(l) > 0 {
 		m.tokens.Set(l)

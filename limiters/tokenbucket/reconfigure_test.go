@@ -260,3 +260,26 @@ func mode(o tokenbucket.Options) string {
 	}
 	return "discrete"
 }
+
+// TestReconfigureToTheSameOptionsStillBoundsLateCallers is the conformance
+// seed 13632104612828948399 made deterministic. The bucket has been full
+// since 100ms; at 200ms a Reconfigure to the options in force publishes
+// its 3 tokens. A caller that read the clock just before 200ms then takes
+// one: if the equal Reconfigure changed nothing, that caller takes from the
+// bucket as it was before the 200ms refill, the refill then lifts it back
+// to the cap, and 4 tokens go out at 200ms from a publication that carried
+// 3. A publication is an instant no late caller crosses, whatever it
+// changes.
+func TestReconfigureToTheSameOptionsStillBoundsLateCallers(t *testing.T) {
+	o := discrete(3, 2, 100*time.Millisecond)
+	l := newBucket(t, o)
+	require.EqualValues(t, 3, tokens(l, at(200*time.Millisecond)))
+	require.NoError(t, l.Update(at(200*time.Millisecond), o))
+	take(t, l, at(200*time.Millisecond-1), 1) // the late caller
+	require.EqualValues(t, 2, tokens(l, at(200*time.Millisecond)),
+		"a late grant is counted against what the publication carried")
+	require.Equal(t, o, l.Options())
+	// The phase is kept: the next refill is at 300ms.
+	require.EqualValues(t, 2, tokens(l, at(300*time.Millisecond-1)))
+	require.EqualValues(t, 3, tokens(l, at(300*time.Millisecond)))
+}
