@@ -21,7 +21,8 @@ import (
 // acquisitions are refused until the usage is under the new limit (the
 // semantics of call capacity).
 //
-// Nothing blocks; every method is lock-free and allocates nothing. Misuse
+// Only Acquire blocks; every other method is lock-free and allocates
+// nothing. Misuse
 // that would make the usage negative panics and leaves it unchanged.
 //
 // The zero value is not usable; construct with [NewBudget].
@@ -29,6 +30,7 @@ type Budget struct {
 	name  string
 	used  atomic.Int64
 	limit atomic.Int64
+	wait  budgetQueue // Acquire's waiters, FIFO
 }
 
 // BudgetSnapshot is one reading of a [Budget] (used and limit are read one
@@ -84,6 +86,7 @@ func (b *Budget) Release(n int64) {
 			panic(fmt.Sprintf("governor: %s: Release(%d) with %d held (released twice?)", b.name, n, used))
 		}
 		if b.used.CompareAndSwap(used, used-n) {
+			b.wait.grant(b)
 			return
 		}
 	}
@@ -93,6 +96,7 @@ func (b *Budget) Release(n int64) {
 func (b *Budget) SetLimit(limit int64) {
 	checkBudgetLimit(b.name, "SetLimit", limit)
 	b.limit.Store(limit)
+	b.wait.grant(b)
 }
 
 // Snapshot reads the usage and the limit.

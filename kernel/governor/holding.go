@@ -1,6 +1,9 @@
 package governor
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // Part names one kind of unit a [Holding] takes.
 type Part uint8
@@ -75,6 +78,21 @@ func (h *Holding) Take(g *Governor, p Part, n int64) bool {
 	h.g = g
 	h.held[p] += n
 	return true
+}
+
+// Wait is Take that waits for the units while the budget is short, until
+// ctx ends (Budget.Acquire): nil with the units held, or ctx's error with
+// nothing taken.
+func (h *Holding) Wait(ctx context.Context, g *Governor, p Part, n int64) error {
+	if h.g != nil && h.g != g {
+		panic("governor: Holding.Wait from a second Governor")
+	}
+	if err := g.budget(p).Acquire(ctx, n); err != nil {
+		return err
+	}
+	h.g = g
+	h.held[p] += n
+	return nil
 }
 
 // Give gives back n units of part early (the decode ended, say); giving
