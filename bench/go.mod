@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/alibaba/sentinel-golang v1.0.4
 	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/sluicerpc/sluice/codecs v0.0.0
 	github.com/sluicerpc/sluice/kernel v0.0.0
 	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0
 	github.com/sluicerpc/sluice/limiters/tokenbucket v0.0.0
@@ -67,3 +68,5 @@ replace github.com/sluicerpc/sluice/client => ../client
 replace github.com/sluicerpc/sluice/protocol => ../protocol
 
 replace github.com/sluicerpc/sluice/message => ../message
+
+replace github.com/sluicerpc/sluice/codecs => ../codecs

@@ -8,6 +8,7 @@ import (
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 // call is one request in flight: the per-call storage that holds its
@@ -29,7 +30,19 @@ type call struct {
 	// unused, and its release gives back the rate quota it took (a
 	// refused request consumes no quota anywhere).
 	ran bool
-	res governor.Call
+	// gov is everything the call holds from the governor: its call
+	// reservation, and for a compressed request its retained bytes,
+	// decode credit and decoded bytes.
+	gov governor.Holding
+
+	// A compressed request's codec, and its decoded body (pooled with
+	// the call); body is what the handler gets: the request's body, or
+	// its decoded form.
+	compressed bool
+	codec      spi.Codec
+	decoded    []byte
+	body       []byte
+	zout       []byte // a compressed response body
 
 	payload []byte           // the request payload, copied off the reader
 	charge  int64            // MaxFrameMemory bytes a large payload holds
@@ -72,14 +85,20 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 	case int(req.Service) >= len(s.methods) || int(req.Method) >= len(s.methods[req.Service]):
 		c.refuse(h.ID, req.OneWay, protocol.ErrorFrame{Code: protocol.CodeUnimplemented, Message: "unknown method"}, dropUnknown)
 		return nil
-	case req.Compressed:
-		c.refuse(h.ID, req.OneWay, protocol.ErrorFrame{Code: protocol.CodeUnimplemented, Message: "this server accepts no compressed bodies"}, dropUnknown)
-		return nil
+	}
+	var codec spi.Codec
+	if req.Compressed {
+		var f *protocol.ErrorFrame
+		if codec, f = c.checkBody(req); f != nil {
+			c.refuse(h.ID, req.OneWay, *f, dropInvalidBody)
+			return nil
+		}
 	}
 	m := &s.methods[req.Service][req.Method]
 
 	cl := callPool.Get().(*call)
 	cl.c, cl.id, cl.m, cl.oneWay = c, h.ID, m, req.OneWay
+	cl.compressed, cl.codec = req.Compressed, codec
 	var ctx context.Context
 	if req.HasBudget {
 		ctx, cl.cancel = context.WithTimeout(c.ctx, req.Budget)
@@ -112,11 +131,16 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 		}
 	}
 	if !queued {
-		if ok, level := cl.res.Reserve(c.caps, s.calls); !ok {
+		if ok, level := cl.gov.Call.Reserve(c.caps, s.calls); !ok {
 			cl.release()
 			c.refuse(h.ID, req.OneWay, capacityRefusal(level), dropCapacity)
 			return nil
 		}
+	}
+	if f := cl.retain(); f != nil {
+		cl.release()
+		c.refuse(h.ID, req.OneWay, *f, dropRetained)
+		return nil
 	}
 
 	// The call leaves the reader: it keeps its own copy of the payload (a
@@ -165,14 +189,18 @@ func (cl *call) run(queued bool) {
 			c.refuse(cl.id, cl.oneWay, f, drop)
 			return
 		}
-		if ok, level := cl.res.Reserve(c.caps, s.calls); !ok {
+		if ok, level := cl.gov.Call.Reserve(c.caps, s.calls); !ok {
 			c.refuse(cl.id, cl.oneWay, capacityRefusal(level), dropCapacity)
 			return
 		}
 	}
-	// Decode: bodies are not compressed yet (the codecs add decompression
-	// here, after the reservation and before activation).
-	if !cl.res.Activate() {
+	// Decode, after the reservation and before activation: a request
+	// refused above cost no decompression and no decoded buffer.
+	if f, drop := cl.decode(); f != nil {
+		c.refuse(cl.id, cl.oneWay, *f, drop)
+		return
+	}
+	if !cl.gov.Call.Activate() {
 		return
 	}
 	cl.out = append(cl.out[:0], make([]byte, protocol.HeaderSize)...)
@@ -200,12 +228,12 @@ func (cl *call) run(queued bool) {
 		c.writeError(cl.id, &f)
 		return
 	}
-	if cl.md.resp.Len() > 0 {
-		cl.writeResponseWithMetadata(out)
+	body := len(out) - protocol.HeaderSize
+	if cl.md.resp.Len() > 0 || (c.respCodec != nil && cl.m.respPolicy.Budget(body) > 0) {
+		cl.respond(out)
 		cl.out = out
 		return
 	}
-	body := len(out) - protocol.HeaderSize
 	if uint64(body) > uint64(c.peerMax) {
 		f := protocol.ErrorFrame{Code: protocol.CodeResourceExhausted, Message: "the response exceeds the client's maximum frame size"}
 		c.writeError(cl.id, &f)
@@ -225,7 +253,7 @@ func (cl *call) invoke() (out []byte, err error) {
 			out, err = cl.out, &panicError{f}
 		}
 	}()
-	return cl.m.invoke(cl.ctx, cl.req.Body, cl.out)
+	return cl.m.invoke(cl.ctx, cl.body, cl.out)
 }
 
 // contextFrame is the answer to a call whose context ended: Canceled
@@ -264,7 +292,7 @@ func (cl *call) release() {
 		}
 		cl.admitted, cl.ran = false, false
 	}
-	cl.res.Release()
+	cl.gov.Release()
 	if cl.charge > 0 {
 		cl.c.s.frameBudget.Release(cl.charge)
 		cl.charge = 0
@@ -273,8 +301,15 @@ func (cl *call) release() {
 }
 
 func (cl *call) recycle() {
-	cl.res.Reset()
+	cl.gov.Reset()
 	cl.c, cl.m, cl.ctx, cl.cancel, cl.cctx = nil, nil, nil, nil, callCtx{}
+	cl.compressed, cl.codec, cl.body = false, nil, nil
+	if cap(cl.decoded) > maxPooledBuffer {
+		cl.decoded = nil
+	}
+	if cap(cl.zout) > maxPooledBuffer {
+		cl.zout = nil
+	}
 	cl.ran = false
 	cl.req = protocol.Request{Metadata: cl.req.Metadata}
 	cl.req.Metadata.Reset()

@@ -32,13 +32,16 @@ func requireLedgerZero(t *testing.T, s *testServer) {
 		if st.ServerCalls.Active != 0 || st.ServerCalls.Reserved != 0 || st.Admission.QueuedCalls != 0 {
 			return false
 		}
+		if g := st.Governor; g.Decodes.Used != 0 || g.Retained.Used != 0 || g.Decoded.Used != 0 || g.Stream.Used != 0 {
+			return false
+		}
 		for _, sc := range st.Admission.Scopes {
 			if (strings.HasSuffix(sc.Name, "/concurrency") && sc.InUse != 0) || sc.Waiters != 0 {
 				return false
 			}
 		}
 		return true
-	}, 10*time.Second, time.Millisecond, "calls still hold capacity: %+v, scopes %+v", s.Stats().ServerCalls, s.Stats().Admission.Scopes)
+	}, 10*time.Second, time.Millisecond, "calls still hold capacity: %+v, governor %+v, scopes %+v", s.Stats().ServerCalls, s.Stats().Governor, s.Stats().Admission.Scopes)
 	st := s.Stats()
 	for _, sc := range st.Admission.Scopes {
 		if strings.HasSuffix(sc.Name, "/concurrency") { // rate scopes count units taken, not held
@@ -92,6 +95,11 @@ func TestUnaryCalls(t *testing.T) {
 	requireLedgerZero(t, s)
 }
 
+// TestUnknownMethodAndCompressedBody: an unknown method is Unimplemented,
+// and a compressed body that is not what it says (codec id 1 is zstd
+// here: three bytes are no zstd frame) fails its call with
+// InvalidArgument; the connection stays usable. (Before the codecs, every
+// compressed body was Unimplemented.)
 func TestUnknownMethodAndCompressedBody(t *testing.T) {
 	s := startServer(t, server.Options{})
 	c := dialRaw(t, s.addr)
@@ -109,8 +117,9 @@ func TestUnknownMethodAndCompressedBody(t *testing.T) {
 	r = c.next()
 	assert.Equal(t, id, r.id)
 	require.NotNil(t, r.err)
-	assert.Equal(t, protocol.CodeUnimplemented, r.err.Code)
+	assert.Equal(t, protocol.CodeInvalidArgument, r.err.Code)
 	assert.Equal(t, "hi", string(c.call("echo", "Say", []byte("hi")).body))
+	requireLedgerZero(t, s)
 }
 
 func TestOneWayCalls(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/spi"
 	"github.com/sluicerpc/sluice/protocol/status"
 	"github.com/sluicerpc/sluice/server/internal/conngate"
 )
@@ -34,6 +35,10 @@ type conn struct {
 	w       *protocol.Writer
 	lim     protocol.Limits // what this server accepts
 	peerMax uint32          // the largest payload the client accepts
+	// respCodec compresses responses: the first profile of the client's
+	// offer that the server accepts (nil: none), and its wire id.
+	respCodec   spi.Codec
+	respCodecID uint8
 	caps    *governor.CallCapacity
 
 	// Reader-goroutine state.
@@ -189,6 +194,7 @@ func (c *conn) handshake() bool {
 		return false
 	}
 	c.peerMax = hs.MaxFrameSize
+	c.chooseResponseCodec(hs.Codecs)
 	if a := c.s.o.Authenticator; a != nil {
 		id, err := authenticate(ctx, a, AuthInfo{Payload: hs.Auth, TLS: c.peer.TLS, RemoteAddr: c.peer.RemoteAddr})
 		if err != nil {

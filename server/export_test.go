@@ -17,11 +17,15 @@ type TestHooks struct {
 	// AfterAck runs on a connection's goroutine right after it wrote the
 	// HandshakeAck.
 	AfterAck func()
+	// BeforeDecode runs on a compressed call's goroutine once it holds
+	// its decode credit, just before the codec runs, with the call's
+	// context.
+	BeforeDecode func(ctx context.Context)
 }
 
 // SetTestHooks installs h.
 func SetTestHooks(s *Server, h *TestHooks) {
-	s.hooks.Store(&hooks{afterCapture: h.AfterCapture, afterAdmit: h.AfterAdmit, afterGrant: h.AfterGrant, afterAck: h.AfterAck})
+	s.hooks.Store(&hooks{afterCapture: h.AfterCapture, afterAdmit: h.AfterAdmit, afterGrant: h.AfterGrant, afterAck: h.AfterAck, beforeDecode: h.BeforeDecode})
 }
 
 // EnforcedCallCapacity is the call capacity the server enforces, per

@@ -10,6 +10,12 @@ require (
 )
 
 require (
+	github.com/andybalholm/brotli v1.3.0 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
+)
+
+require (
+	github.com/sluicerpc/sluice/codecs v0.0.0
 	github.com/sluicerpc/sluice/kernel v0.0.0
 	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0
 	github.com/sluicerpc/sluice/limiters/tokenbucket v0.0.0
@@ -34,3 +40,5 @@ replace github.com/sluicerpc/sluice/limiters/tokenbucket => ../limiters/tokenbuc
 replace github.com/sluicerpc/sluice/conformance => ../conformance
 
 replace github.com/sluicerpc/sluice/limiters/window => ../limiters/window
+
+replace github.com/sluicerpc/sluice/codecs => ../codecs

@@ -9,4 +9,7 @@ type hooks struct {
 	afterAdmit   func()
 	afterGrant   func(ctx context.Context)
 	afterAck     func()
+	// beforeDecode runs in the call's goroutine once it holds its decode
+	// credit, just before the codec runs.
+	beforeDecode func(ctx context.Context)
 }

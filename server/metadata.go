@@ -216,22 +216,3 @@ func (cl *call) withResponseMetadata(f *protocol.ErrorFrame) {
 	f.Metadata = cl.md.resp
 }
 
-// writeResponseWithMetadata writes the Response frame of a call whose
-// handler set response metadata: out holds header room and the body.
-func (cl *call) writeResponseWithMetadata(out []byte) {
-	c := cl.c
-	body := out[protocol.HeaderSize:]
-	if uint64(len(body)+cl.md.resp.EncodedLen()) > uint64(c.peerMax) {
-		f := protocol.ErrorFrame{Code: protocol.CodeResourceExhausted, Message: "the response exceeds the client's maximum frame size"}
-		c.writeError(cl.id, &f)
-		return
-	}
-	frame, err := protocol.AppendResponse(cl.md.frame[:0], cl.id, &protocol.Response{Metadata: cl.md.resp, Body: body})
-	if err != nil {
-		f := protocol.ErrorFrame{Code: protocol.CodeInternal, Message: clip("encoding the response: " + err.Error())}
-		c.writeError(cl.id, &f)
-		return
-	}
-	cl.md.frame = frame
-	_ = c.w.Write(frame)
-}

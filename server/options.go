@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
+	"github.com/sluicerpc/sluice/codecs"
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
@@ -48,8 +50,28 @@ type Options struct {
 	Admission *kernel.Options
 
 	// Limits are the protocol limits the server accepts (frame size,
-	// metadata); protocol.DefaultLimits() by default.
+	// metadata); protocol.DefaultLimits() by default. Its MaxDecodedSize
+	// is not used: Compression.MaxDecodedSize bounds decoded bodies, and a
+	// request declaring more is refused on its call, not as a violation.
 	Limits *protocol.Limits
+
+	// Compression is what the server accepts and answers with: the
+	// profiles listed in its HandshakeAck (a request's codec id is its
+	// 1-based position there), the policy for compressing responses (per
+	// method), and the bounds on decoding requests (MaxDecodedSize, the
+	// expansion-ratio bound). A response is compressed only with the
+	// first profile of the client's offer that the server accepts. The
+	// zero value accepts codecs.Builtin() with codecs.DefaultPolicy;
+	// Compression.Off accepts nothing (a compressed request is refused
+	// on its call).
+	Compression codecs.Config
+
+	// Governor bounds, server-wide and whatever the admission policy,
+	// what compressed requests cost: decodes running at once, compressed
+	// bytes retained by calls not yet decoded, decoded bytes in flight
+	// (docs/governor.md). Zero fields select governor.DefaultLimits();
+	// changeable with SetGovernorLimits.
+	Governor governor.Limits
 
 	// HandshakeTimeout bounds TLS plus the protocol handshake plus
 	// authentication, from Accept to the HandshakeAck (default 10s; must
@@ -166,6 +188,7 @@ type resolved struct {
 	Options
 	limits protocol.Limits
 	gate   conngate.Limits
+	comp   *codecs.Resolved
 }
 
 func (o Options) resolve() (resolved, error) {
@@ -178,7 +201,15 @@ func (o Options) resolve() (resolved, error) {
 	if err := r.limits.Validate(); err != nil {
 		return r, fmt.Errorf("server: Options.Limits: %w", err)
 	}
+	// Declared lengths are the governor's to judge, on the call.
+	r.limits.MaxDecodedSize = math.MaxUint32
 	var err error
+	if r.comp, err = o.Compression.Resolve(); err != nil {
+		return r, fmt.Errorf("server: Options.Compression: %w", err)
+	}
+	if err := o.Governor.Validate(); err != nil {
+		return r, fmt.Errorf("server: Options.Governor: %w", err)
+	}
 	if r.gate, err = o.Connections.gateLimits(); err != nil {
 		return r, err
 	}

@@ -49,7 +49,20 @@ func newRawClient(t testing.TB, nc net.Conn) *rawClient {
 
 func (c *rawClient) handshake(auth []byte) {
 	c.t.Helper()
-	frame, err := protocol.AppendHandshake(nil, &protocol.Handshake{Version: protocol.Version, MaxFrameSize: 1 << 20, Auth: auth})
+	c.handshakeWith(protocol.Handshake{Auth: auth})
+}
+
+// handshakeWith sends hs (Version and MaxFrameSize filled in when zero)
+// and reads the ack.
+func (c *rawClient) handshakeWith(hs protocol.Handshake) {
+	c.t.Helper()
+	if hs.Version == 0 {
+		hs.Version = protocol.Version
+	}
+	if hs.MaxFrameSize == 0 {
+		hs.MaxFrameSize = 1 << 20
+	}
+	frame, err := protocol.AppendHandshake(nil, &hs)
 	require.NoError(c.t, err)
 	c.write(frame)
 	h, payload := c.read()
@@ -120,11 +133,15 @@ func (c *rawClient) requestFrame(service, method string, body []byte) []byte {
 	return frame
 }
 
-// result is the answer to one call.
+// result is the answer to one call. A compressed response keeps its
+// compressed body, codec id and declared length.
 type result struct {
-	id   uint64
-	body []byte
-	err  *protocol.ErrorFrame
+	id         uint64
+	body       []byte
+	err        *protocol.ErrorFrame
+	compressed bool
+	codecID    uint8
+	origLen    uint32
 }
 
 // next reads frames until the answer to a call, skipping pings.
@@ -136,7 +153,7 @@ func (c *rawClient) next() result {
 		case protocol.FrameResponse:
 			var r protocol.Response
 			require.NoError(c.t, protocol.ParseResponse(h, payload, protocol.DefaultLimits(), &r))
-			return result{id: h.ID, body: append([]byte(nil), r.Body...)}
+			return result{id: h.ID, body: append([]byte(nil), r.Body...), compressed: r.Compressed, codecID: r.CodecID, origLen: r.OriginalLength}
 		case protocol.FrameError:
 			var e protocol.ErrorFrame
 			require.NoError(c.t, protocol.ParseError(h, payload, protocol.DefaultLimits(), &e))

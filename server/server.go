@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicerpc/sluice/codecs"
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
@@ -42,6 +43,12 @@ type Server struct {
 	// frameBudget bounds the bytes held for large request frames over
 	// all connections (Options.MaxFrameMemory).
 	frameBudget *protocol.FrameBudget
+	// governor bounds what compressed requests cost (Options.Governor);
+	// comp and codecs are the compression the server accepts, codecs
+	// indexed by wire codec id - 1.
+	governor *governor.Governor
+	comp     *codecs.Resolved
+	codecs   []spi.Codec
 
 	ctx    context.Context // cancelled by Close: ends every call
 	cancel context.CancelFunc
@@ -69,6 +76,9 @@ type method struct {
 	id     kernel.MethodID
 	full   string
 	invoke invoker
+	// respPolicy decides which responses are compressed
+	// (Options.Compression, per method).
+	respPolicy codecs.Policy
 }
 
 // New builds a server for the methods registered on mux. mux must not be
@@ -91,6 +101,10 @@ func New(mux *Mux, o Options) (*Server, error) {
 		MaxFrameSize:       r.limits.MaxFrameSize,
 		MaxMetadataBytes:   r.limits.MaxMetadataBytes,
 		MaxConcurrentCalls: uint32(r.Calls.PerConnection),
+		Codecs:             r.comp.Names(),
+	}
+	if len(ack.Codecs) > 0 {
+		ack.Capabilities |= protocol.CapCompression
 	}
 	if r.KeepaliveInterval > 0 {
 		ack.KeepaliveInterval = r.KeepaliveInterval
@@ -104,7 +118,8 @@ func New(mux *Mux, o Options) (*Server, error) {
 				return nil, err
 			}
 			info.Methods = append(info.Methods, m.name)
-			ms = append(ms, method{id: id, full: svc.name + "/" + m.name, invoke: m.invoke})
+			full := svc.name + "/" + m.name
+			ms = append(ms, method{id: id, full: full, invoke: m.invoke, respPolicy: r.comp.Policy(full)})
 		}
 		ack.Services = append(ack.Services, info)
 		s.methods = append(s.methods, ms)
@@ -127,6 +142,10 @@ func New(mux *Mux, o Options) (*Server, error) {
 		if _, err := s.kernel.Enable(*a); err != nil {
 			return nil, fmt.Errorf("server: Options.Admission: %w", err)
 		}
+	}
+	s.comp, s.codecs = r.comp, r.comp.Codecs()
+	if s.governor, err = governor.New(r.Governor); err != nil {
+		return nil, fmt.Errorf("server: Options.Governor: %w", err)
 	}
 	s.calls = governor.NewCallCapacity(r.Calls.PerServer)
 	s.connCaps = governor.NewConnCapacities(r.Calls.PerConnection)
@@ -204,6 +223,21 @@ func (s *Server) SetCallCapacity(c CallCapacity) error {
 	// enforces the one in force either way).
 	return s.encodeAck()
 }
+
+// SetGovernorLimits changes the governor's bounds live (zero fields select
+// the defaults, as in Options.Governor; invalid limits change nothing and
+// return an error naming the field). Lowering a bound revokes nothing:
+// requests that hold more than it keep what they hold, and new ones wait
+// (decodes) or are refused with ResourceExhausted (the byte budgets) until
+// the usage is under it.
+func (s *Server) SetGovernorLimits(l governor.Limits) error {
+	s.setMu.Lock()
+	defer s.setMu.Unlock()
+	return s.governor.SetLimits(l)
+}
+
+// GovernorLimits returns the governor's bounds in force.
+func (s *Server) GovernorLimits() governor.Limits { return s.governor.Limits() }
 
 // Serve accepts connections on l until Stop or Close (then it returns
 // ErrServerClosed) or until Accept fails permanently (then it returns that

@@ -49,6 +49,17 @@ type Stats struct {
 	// most Options.MaxFrameMemory).
 	FrameMemory int64
 
+	// Decompressions counts the decodes of compressed requests started
+	// (each request is decoded at most once, and only after its call
+	// reservation: a refused request costs none); DecodedBytes the bytes
+	// they produced; DecodeFailures those that failed (corrupt, not the
+	// declared length, cancelled); CompressedResponses the responses sent
+	// compressed.
+	Decompressions, DecodedBytes, DecodeFailures, CompressedResponses uint64
+	// Governor reads the governor's budgets (each Used returns to zero
+	// when no call is in flight).
+	Governor governor.Snapshot
+
 	// Admission is the admission kernel's own snapshot.
 	Admission kernel.Stats
 }
@@ -77,6 +88,11 @@ func (s *Server) Stats() Stats {
 		WriteTimeouts:          s.stats.writeTimeouts.Load(),
 		FrameMemoryRefusals:    s.stats.frameBudgetRefusals.Load(),
 		FrameMemory:            s.frameBudget.InUse(),
+		Decompressions:         s.stats.decompressions.Load(),
+		DecodedBytes:           s.stats.decodedBytes.Load(),
+		DecodeFailures:         s.stats.decodeFailures.Load(),
+		CompressedResponses:    s.stats.compressedResponses.Load(),
+		Governor:               s.governor.Snapshot(),
 		Admission:              s.kernel.Stats(),
 	}
 	st.RefusedHandshakePerAddress = g.RejectedHandshakePerAddress
@@ -95,6 +111,8 @@ type counters struct {
 	cancels, panics                             atomic.Uint64
 	backpressured, writeTimeouts                atomic.Uint64
 	frameBudgetRefusals                         atomic.Uint64
+	decompressions, decodedBytes                atomic.Uint64
+	decodeFailures, compressedResponses         atomic.Uint64
 	refusals                                    [dropReasonCount]atomic.Uint64
 }
 
@@ -112,11 +130,15 @@ const (
 	dropDraining
 	dropUnknown
 	dropMetadata
+	dropInvalidBody
+	dropRetained
+	dropDecoded
+	dropDecodeFailed
 	dropCanceled // not a refusal: the call's context ended while queued (keep it after every refusal)
 	dropReasonCount
 )
 
-var dropNames = [...]string{"concurrency", "rate", "queue_full", "queue_timeout", "unavailable", "partition_capacity", "call_capacity", "draining", "unimplemented", "metadata_limit", "canceled"}
+var dropNames = [...]string{"concurrency", "rate", "queue_full", "queue_timeout", "unavailable", "partition_capacity", "call_capacity", "draining", "unimplemented", "metadata_limit", "invalid_body", ReasonRetainedBytes, ReasonDecodedBytes, "decode_failed", "canceled"}
 
 func (d dropReason) String() string { return dropNames[d] }
 

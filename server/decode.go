@@ -1,0 +1,129 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sluicerpc/sluice/kernel/governor"
+	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/spi"
+)
+
+// Reasons of the governor's refusals (protocol.ErrorFrame.Reason, and
+// keys of Stats.Refusals): the budget that was short.
+const (
+	ReasonRetainedBytes = "retained_bytes"
+	ReasonDecodedBytes  = "decoded_bytes"
+)
+
+// checkBody is the cheap validation of a compressed request's envelope,
+// on the reader before anything is captured or reserved: the codec id
+// names a profile this server accepts, and the declared length is within
+// the decode bounds (Options.Compression). It returns the codec, or the
+// Error frame that refuses the call.
+func (c *conn) checkBody(req *protocol.Request) (spi.Codec, *protocol.ErrorFrame) {
+	codecs := c.s.codecs
+	if req.CodecID == 0 || int(req.CodecID) > len(codecs) {
+		f := protocol.ErrorFrame{Code: protocol.CodeInvalidArgument,
+			Message: fmt.Sprintf("unknown codec id %d: this server accepts %d profiles (ids 1..%d of its HandshakeAck)", req.CodecID, len(codecs), len(codecs))}
+		if len(codecs) == 0 {
+			f.Message = fmt.Sprintf("unknown codec id %d: this server accepts no compressed bodies", req.CodecID)
+		}
+		return nil, &f
+	}
+	if err := c.s.comp.CheckDeclared(uint64(req.OriginalLength), len(req.Body)); err != nil {
+		return nil, &protocol.ErrorFrame{Code: protocol.CodeResourceExhausted, Message: "compressed request: " + err.Error()}
+	}
+	return codecs[req.CodecID-1], nil
+}
+
+// retain takes the retained-bytes budget for a compressed request's copy,
+// which the call holds until it is decoded (while it is queued, too).
+func (cl *call) retain() *protocol.ErrorFrame {
+	if !cl.compressed {
+		return nil
+	}
+	if !cl.gov.Take(cl.c.s.governor, governor.PartRetained, int64(len(cl.c.req.Body))) {
+		return &protocol.ErrorFrame{Code: protocol.CodeResourceExhausted,
+			Message: "server busy: the retained compressed bytes budget is full", Reason: ReasonRetainedBytes}
+	}
+	return nil
+}
+
+// decode decompresses a compressed request body, after the call
+// reservation and before activation, in the call's goroutine: it takes
+// the decoded-bytes budget (the declared length, held until the call
+// ends), waits for a decode credit (in arrival order, while the call's
+// context lives), decodes with the declared length as the exact limit,
+// then gives back the credit and the retained bytes. An uncompressed body
+// passes through. It returns nil when the call may go on, or the answer
+// that ends it (the drop reason is for Stats).
+func (cl *call) decode() (*protocol.ErrorFrame, dropReason) {
+	if !cl.compressed {
+		cl.body = cl.req.Body
+		return nil, 0
+	}
+	s := cl.c.s
+	g, declared := s.governor, int(cl.req.OriginalLength)
+	if declared > 0 && !cl.gov.Take(g, governor.PartDecoded, int64(declared)) {
+		return &protocol.ErrorFrame{Code: protocol.CodeResourceExhausted,
+			Message: "server busy: the decoded bytes budget is full", Reason: ReasonDecodedBytes}, dropDecoded
+	}
+	if err := cl.gov.Wait(cl.ctx, g, governor.PartDecode, 1); err != nil {
+		f := cl.contextFrame()
+		return &f, dropCanceled
+	}
+	if hk := s.hooks.Load(); hk != nil && hk.beforeDecode != nil {
+		hk.beforeDecode(cl.ctx)
+	}
+	s.stats.decompressions.Add(1)
+	out, err := cl.codec.Decompress(cl.ctx, cl.decoded[:0], cl.req.Body, declared)
+	cl.gov.Give(governor.PartDecode, 1)
+	cl.gov.Give(governor.PartRetained, cl.gov.Held(governor.PartRetained))
+	if out != nil {
+		cl.decoded = out[:0]
+	}
+	if err == nil && len(out) != declared {
+		err = fmt.Errorf("%w: decoded to %d bytes, declared %d", spi.ErrCorrupt, len(out), declared)
+	}
+	if err != nil {
+		s.stats.decodeFailures.Add(1)
+		return cl.decodeFailure(err), dropDecodeFailed
+	}
+	s.stats.decodedBytes.Add(uint64(len(out)))
+	cl.body = out
+	return nil, 0
+}
+
+// decodeFailure is the answer to a decode that failed: the context's end,
+// a body that is not what it declares, or a codec's own failure.
+func (cl *call) decodeFailure(err error) *protocol.ErrorFrame {
+	name := cl.codec.Name()
+	var f protocol.ErrorFrame
+	switch {
+	case cl.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		f = cl.contextFrame()
+	case errors.Is(err, spi.ErrDecodedTooLarge):
+		f = protocol.ErrorFrame{Code: protocol.CodeInvalidArgument,
+			Message: fmt.Sprintf("compressed request: the %s body inflates past its declared length %d", name, cl.req.OriginalLength)}
+	case errors.Is(err, spi.ErrCorrupt):
+		f = protocol.ErrorFrame{Code: protocol.CodeInvalidArgument, Message: clip("compressed request: " + err.Error())}
+	default:
+		f = protocol.ErrorFrame{Code: protocol.CodeInternal, Message: clip(fmt.Sprintf("compressed request: the %s codec failed: %v", name, err))}
+	}
+	return &f
+}
+
+// chooseResponseCodec picks the codec of the connection's responses: the
+// first profile of the client's offer (its preference order) that this
+// server accepts. A client that offered nothing gets no compressed
+// response.
+func (c *conn) chooseResponseCodec(offer []string) {
+	for _, name := range offer {
+		if cd, i, ok := c.s.comp.Lookup(name); ok {
+			c.respCodec, c.respCodecID = cd, uint8(i+1)
+			return
+		}
+	}
+}
