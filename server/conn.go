@@ -12,9 +12,9 @@ import (
 
 	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
-	"github.com/sluicerpc/sluice/spi"
 	"github.com/sluicerpc/sluice/protocol/status"
 	"github.com/sluicerpc/sluice/server/internal/conngate"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 // conn is one accepted connection. Its goroutine (serve) owns the reader
@@ -39,7 +39,7 @@ type conn struct {
 	// offer that the server accepts (nil: none), and its wire id.
 	respCodec   spi.Codec
 	respCodecID uint8
-	caps    *governor.CallCapacity
+	caps        *governor.CallCapacity
 
 	// Reader-goroutine state.
 	ids  protocol.IDSequence

@@ -215,4 +215,3 @@ func (cl *call) withResponseMetadata(f *protocol.ErrorFrame) {
 	}
 	f.Metadata = cl.md.resp
 }
-
