@@ -5,10 +5,13 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicerpc/sluice/codecs"
+	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/limiters/concurrency"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/spi"
 )
@@ -94,4 +97,13 @@ func heapGrowth(f func()) int64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return int64(after.TotalAlloc - before.TotalAlloc)
+}
+
+// globalConcurrency admits limit calls at once server-wide and queues up
+// to queued more (1 MiB of payload, a minute at most).
+func globalConcurrency(limit int64, queued int) *kernel.Options {
+	return &kernel.Options{
+		Global: kernel.Rule{Limits: []spi.Spec{concurrency.Spec(limit)}},
+		Queue:  kernel.QueuePolicy{MaxQueuedCalls: queued, MaxQueuedBytes: 8 << 20, MaxQueueDelay: time.Minute},
+	}
 }

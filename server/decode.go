@@ -92,6 +92,12 @@ func (cl *call) decode() (*protocol.ErrorFrame, dropReason) {
 		return cl.decodeFailure(err), dropDecodeFailed
 	}
 	s.stats.decodedBytes.Add(uint64(len(out)))
+	if cl.ctx.Err() != nil {
+		// Cancelled (or out of time) during a decode too short to
+		// check: the handler does not run for nothing.
+		f := cl.contextFrame()
+		return &f, dropCanceled
+	}
 	cl.body = out
 	return nil, 0
 }
