@@ -57,6 +57,10 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	fmt.Fprintf(stdout, "sluice serve: max-conns=%d max-handshakes=%d max-handshakes-per-address=%d handshake-timeout=%v keepalive=%s idle-timeout=%s write-timeout=%s max-frame-size=%d max-frame-memory=%d calls-per-conn=%d calls-per-server=%d\n",
 		cl.MaxConnections, handshakes, cl.MaxHandshakesPerAddress, o.HandshakeTimeout, describeOff(o.Keepalive), describeOff(o.IdleTimeout),
 		describeOff(o.WriteTimeout), o.MaxFrameSize, o.frameMemory(), cc.PerConnection, cc.PerServer)
+	gl := srv.GovernorLimits()
+	fmt.Fprintf(stdout, "sluice serve: codecs=%s compress-min-size=%d max-decoded-size=%d decode-ratio=%d decode-floor=%d max-decodes=%d max-retained-bytes=%d max-decoded-bytes=%d\n",
+		o.Compression.Codecs, o.Compression.MinSize, o.Compression.MaxDecodedSize, o.Compression.DecodeRatio, o.Compression.DecodeFloor,
+		gl.Decodes, gl.RetainedBytes, gl.DecodedBytes)
 	fmt.Fprintf(stdout, "sluice serve: listening on %s (tls=%v, admission=%s)\n", l.Addr(), o.CertFile != "", admission)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()

@@ -32,6 +32,10 @@ type serveOptions struct {
 	MaxFrameSize                 int64
 	MaxFrameMemory               int64
 	WriteTimeout                 time.Duration // 0: off
+	Compression                  compressionFlags
+	MaxDecodes                   int64
+	MaxRetainedBytes             int64
+	MaxDecodedBytes              int64
 
 	// set names the flags given on the command line: a flag whose value
 	// only matters with another one is an error alone, and
@@ -77,6 +81,11 @@ func serveFlags(fs *flag.FlagSet, o *serveOptions) {
 	fs.Int64Var(&o.Rate, "rate", 0, fmt.Sprintf("admission: global token bucket, this many calls per second with a burst of as many, 0 to %d (0: none)", tokenbucket.MaxTokenLimit))
 	fs.IntVar(&o.QueueCalls, "queue-calls", 0, fmt.Sprintf("admission: calls that may wait for capacity, 0 to %d (0: none wait); needs -concurrency or -rate", math.MaxInt32))
 	fs.DurationVar(&o.QueueDelay, "queue-delay", defaultQueueDelay, "admission: how long a call may wait; positive; needs -queue-calls")
+	o.Compression.define(fs, "responses")
+	def := governor.DefaultLimits()
+	fs.Int64Var(&o.MaxDecodes, "max-decodes", def.Decodes, "governor: decompressions running at once, server-wide; later ones wait their turn; positive")
+	fs.Int64Var(&o.MaxRetainedBytes, "max-retained-bytes", def.RetainedBytes, "governor: compressed request bytes held by calls not yet decoded, server-wide; positive")
+	fs.Int64Var(&o.MaxDecodedBytes, "max-decoded-bytes", def.DecodedBytes, "governor: decoded request bytes in flight, server-wide (each request counts its declared length); positive")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", defaultStopTimeout, "on SIGINT or SIGTERM, how long calls in flight may take before the server closes; positive (a second signal closes at once; exit status 1 when the drain did not complete)")
 }
 
@@ -170,6 +179,15 @@ func (o serveOptions) validate() error {
 	if o.set["queue-delay"] && o.QueueCalls <= 0 {
 		bad("-queue-delay needs -queue-calls")
 	}
+	errs = append(errs, o.Compression.validate()...)
+	for _, g := range []struct {
+		name string
+		v    int64
+	}{{"-max-decodes", o.MaxDecodes}, {"-max-retained-bytes", o.MaxRetainedBytes}, {"-max-decoded-bytes", o.MaxDecodedBytes}} {
+		if err := inRange(g.name, g.v, 1, math.MaxInt64, ""); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if (o.CertFile == "") != (o.KeyFile == "") {
 		bad("-tls-cert and -tls-key go together")
 	}
@@ -210,6 +228,8 @@ func (o serveOptions) serverOptions() server.Options {
 		IdleTimeout:       offIfZero(o.IdleTimeout),
 		WriteTimeout:      offIfZero(o.WriteTimeout),
 		MaxFrameMemory:    o.frameMemory(),
+		Compression:       o.Compression.config(),
+		Governor:          governor.Limits{Decodes: o.MaxDecodes, RetainedBytes: o.MaxRetainedBytes, DecodedBytes: o.MaxDecodedBytes},
 	}
 	if o.set["max-handshakes"] {
 		so.Connections.MaxHandshakes = o.MaxHandshakes
