@@ -46,14 +46,31 @@ func (in *instrumented) decodes() (n, bytes int64) {
 	return n, bytes
 }
 
-func TestTheAckListsTheAcceptedProfiles(t *testing.T) {
-	s := startInstrumented(t, server.Options{})
-	c := dialRaw(t, s.addr)
-	assert.Equal(t, []string{"zstd", "gzip", "br", "s2"}, c.ack.Codecs)
-	assert.True(t, c.ack.Capabilities.Has(protocol.CapCompression))
+// dial connects offering every codec the instrumented server accepts.
+func (in *instrumented) dial(t *testing.T) *rawClient {
+	t.Helper()
+	return dialOffering(t, in.addr, "zstd", "gzip", "br", "s2")
+}
 
-	off := startServer(t, server.Options{Compression: codecs.Config{Off: true}})
-	c = dialRaw(t, off.addr)
+func dialOffering(t *testing.T, addr string, offer ...string) *rawClient {
+	t.Helper()
+	c := dialNoHandshake(t, addr)
+	c.handshakeWith(protocol.Handshake{Capabilities: protocol.CapCompression, Codecs: offer})
+	return c
+}
+
+// TestTheAckListsTheAcceptedPartOfTheOffer: the HandshakeAck lists the
+// profiles of the client's offer that the server accepts, in the
+// client's order, each once; nothing for a client that offered nothing or
+// a server with compression off, where a compressed request fails its call.
+func TestTheAckListsTheAcceptedPartOfTheOffer(t *testing.T) {
+	s := startInstrumented(t, server.Options{})
+	c := dialOffering(t, s.addr, "lz4", "br", "zstd", "br", "identity", "gzip")
+	assert.Equal(t, []string{"br", "zstd", "gzip"}, c.ack.Codecs)
+	assert.True(t, c.ack.Capabilities.Has(protocol.CapCompression))
+	assert.Equal(t, "hi", string(c.call("echo", "Say", []byte("hi")).body), "the per-connection ack is a full ack")
+
+	c = dialRaw(t, s.addr)
 	assert.Empty(t, c.ack.Codecs)
 	assert.False(t, c.ack.Capabilities.Has(protocol.CapCompression))
 	id := c.send("echo", "Say", compress(t, codecs.Zstd(), compressible(4096)), compressed(1, 4096))
@@ -61,7 +78,18 @@ func TestTheAckListsTheAcceptedProfiles(t *testing.T) {
 	require.Equal(t, id, r.id)
 	require.NotNil(t, r.err)
 	assert.Equal(t, protocol.CodeInvalidArgument, r.err.Code)
-	assert.Contains(t, r.err.Message, "accepts no compressed bodies")
+	assert.Contains(t, r.err.Message, "negotiated no compression")
+	requireLedgerZero(t, s.testServer)
+
+	off := startServer(t, server.Options{Compression: codecs.Config{Off: true}})
+	c = dialOffering(t, off.addr, "zstd")
+	assert.Empty(t, c.ack.Codecs)
+	assert.False(t, c.ack.Capabilities.Has(protocol.CapCompression))
+	id = c.send("echo", "Say", compress(t, codecs.Zstd(), compressible(4096)), compressed(1, 4096))
+	r = c.next()
+	require.Equal(t, id, r.id)
+	require.NotNil(t, r.err)
+	assert.Equal(t, protocol.CodeInvalidArgument, r.err.Code)
 	requireLedgerZero(t, off)
 }
 
@@ -70,7 +98,7 @@ func TestTheAckListsTheAcceptedProfiles(t *testing.T) {
 // request is decoded exactly once.
 func TestAcceptedCompressedRequestsDecodeExactlyOnce(t *testing.T) {
 	s := startInstrumented(t, server.Options{})
-	c := dialRaw(t, s.addr)
+	c := s.dial(t)
 	calls := 0
 	for _, name := range []string{"zstd", "gzip", "br", "s2"} {
 		for _, n := range []int{1, 1024, 64 << 10, 600 << 10} {
@@ -80,7 +108,7 @@ func TestAcceptedCompressedRequestsDecodeExactlyOnce(t *testing.T) {
 			r := c.next()
 			require.Equal(t, id, r.id)
 			require.Nil(t, r.err, "%s %d: %+v", name, n, r.err)
-			require.True(t, bytes.Equal(body, r.body), "%s %d: the handler got another body", name, n)
+			require.True(t, bytes.Equal(body, c.decodeResponse(r)), "%s %d: the handler got another body", name, n)
 			calls++
 			require.Equal(t, int64(1), s.codecs[name].decodes.Swap(0), "%s %d: decoded once", name, n)
 
@@ -103,11 +131,11 @@ func TestAcceptedCompressedRequestsDecodeExactlyOnce(t *testing.T) {
 // zero decompressions, zero decoded bytes and nothing held.
 func TestCapacityRefusedCompressedRequestsCostNoDecode(t *testing.T) {
 	s := startInstrumented(t, server.Options{Calls: server.CallCapacity{PerServer: 1}})
-	holder := dialRaw(t, s.addr)
+	holder := s.dial(t)
 	holder.send("echo", "Hold", nil, nil)
 	<-s.mux.entered
 
-	c := dialRaw(t, s.addr)
+	c := s.dial(t)
 	body := compressible(256 << 10)
 	for _, name := range []string{"zstd", "gzip", "br", "s2"} {
 		z := compress(t, s.codecs[name].Codec, body)
@@ -151,10 +179,10 @@ func TestInvalidEnvelopesAreRefusedBeforeReservation(t *testing.T) {
 		Calls:       server.CallCapacity{PerServer: 1},
 		Compression: codecs.Config{MaxDecodedSize: 1 << 20, DecodeRatio: 10, DecodeFloor: 4096},
 	})
-	holder := dialRaw(t, s.addr)
+	holder := s.dial(t)
 	holder.send("echo", "Hold", nil, nil)
 	<-s.mux.entered
-	c := dialRaw(t, s.addr)
+	c := s.dial(t)
 	z := compress(t, codecs.Zstd(), compressible(2000))
 	for _, tc := range []struct {
 		name string
@@ -190,7 +218,7 @@ func TestInvalidEnvelopesAreRefusedBeforeReservation(t *testing.T) {
 // releases everything once, and leaves the connection usable.
 func TestBadBodiesFailTheirCallOnce(t *testing.T) {
 	s := startInstrumented(t, server.Options{})
-	c := dialRaw(t, s.addr)
+	c := s.dial(t)
 	for _, name := range []string{"zstd", "gzip", "br", "s2"} {
 		body := compressible(10000)
 		z := compress(t, s.codecs[name].Codec, body)
@@ -231,7 +259,7 @@ func TestBadBodiesFailTheirCallOnce(t *testing.T) {
 func TestBombsAgainstARunningServerStayWithinTheBound(t *testing.T) {
 	const declared = 4 << 20
 	s := startInstrumented(t, server.Options{Compression: codecs.Config{DecodeRatio: -1}})
-	c := dialRaw(t, s.addr)
+	c := s.dial(t)
 	for _, name := range []string{"zstd", "gzip", "br", "s2"} {
 		bomb, err := codecs.Bomb(name, 1<<30)
 		require.NoError(t, err)

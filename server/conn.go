@@ -35,8 +35,11 @@ type conn struct {
 	w       *protocol.Writer
 	lim     protocol.Limits // what this server accepts
 	peerMax uint32          // the largest payload the client accepts
-	// respCodec compresses responses: the first profile of the client's
-	// offer that the server accepts (nil: none), and its wire id.
+	// codecs are the profiles of the client's offer that the server
+	// accepts, in the client's order: the HandshakeAck lists them, and
+	// codec id N names codecs[N-1]. respCodec, the first, compresses
+	// responses (id 1); nil when there is none.
+	codecs      []spi.Codec
 	respCodec   spi.Codec
 	respCodecID uint8
 	caps        *governor.CallCapacity
@@ -194,7 +197,7 @@ func (c *conn) handshake() bool {
 		return false
 	}
 	c.peerMax = hs.MaxFrameSize
-	c.chooseResponseCodec(hs.Codecs)
+	c.chooseCodecs(hs.Codecs)
 	if a := c.s.o.Authenticator; a != nil {
 		id, err := authenticate(ctx, a, AuthInfo{Payload: hs.Auth, TLS: c.peer.TLS, RemoteAddr: c.peer.RemoteAddr})
 		if err != nil {
@@ -215,7 +218,12 @@ func (c *conn) handshake() bool {
 	// written: a client holding its ack never finds its own slot still
 	// counted (a failed write ends the connection, and the slot with it).
 	c.slot.HandshakeDone()
-	if _, err := c.nc.Write(*c.s.ackFrame.Load()); err != nil {
+	ack, err := c.s.ackFor(c.codecs)
+	if err != nil {
+		c.failHandshake(err)
+		return false
+	}
+	if _, err := c.nc.Write(ack); err != nil {
 		return false
 	}
 	if hk := c.s.hooks.Load(); hk != nil && hk.afterAck != nil {

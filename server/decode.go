@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
@@ -23,12 +24,12 @@ const (
 // the decode bounds (Options.Compression). It returns the codec, or the
 // Error frame that refuses the call.
 func (c *conn) checkBody(req *protocol.Request) (spi.Codec, *protocol.ErrorFrame) {
-	codecs := c.s.codecs
+	codecs := c.codecs
 	if req.CodecID == 0 || int(req.CodecID) > len(codecs) {
 		f := protocol.ErrorFrame{Code: protocol.CodeInvalidArgument,
-			Message: fmt.Sprintf("unknown codec id %d: this server accepts %d profiles (ids 1..%d of its HandshakeAck)", req.CodecID, len(codecs), len(codecs))}
+			Message: fmt.Sprintf("unknown codec id %d: the HandshakeAck of this connection lists %d profiles (ids 1..%d)", req.CodecID, len(codecs), len(codecs))}
 		if len(codecs) == 0 {
-			f.Message = fmt.Sprintf("unknown codec id %d: this server accepts no compressed bodies", req.CodecID)
+			f.Message = fmt.Sprintf("unknown codec id %d: this connection negotiated no compression", req.CodecID)
 		}
 		return nil, &f
 	}
@@ -121,15 +122,20 @@ func (cl *call) decodeFailure(err error) *protocol.ErrorFrame {
 	return &f
 }
 
-// chooseResponseCodec picks the codec of the connection's responses: the
-// first profile of the client's offer (its preference order) that this
-// server accepts. A client that offered nothing gets no compressed
-// response.
-func (c *conn) chooseResponseCodec(offer []string) {
+// chooseCodecs keeps the profiles of the client's offer that this server
+// accepts, in the client's order of preference (each once): the
+// connection's HandshakeAck lists them, requests name them by position,
+// and the first compresses responses. A client that offered nothing, or
+// nothing this server accepts, negotiates no compression.
+func (c *conn) chooseCodecs(offer []string) {
 	for _, name := range offer {
-		if cd, i, ok := c.s.comp.Lookup(name); ok {
-			c.respCodec, c.respCodecID = cd, uint8(i+1)
-			return
+		cd, _, ok := c.s.comp.Lookup(name)
+		if !ok || slices.ContainsFunc(c.codecs, func(have spi.Codec) bool { return have.Name() == name }) {
+			continue
 		}
+		c.codecs = append(c.codecs, cd)
+	}
+	if len(c.codecs) > 0 {
+		c.respCodec, c.respCodecID = c.codecs[0], 1
 	}
 }

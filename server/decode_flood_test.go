@@ -25,11 +25,11 @@ import (
 func TestACapacityRefusedCompressedFloodLeavesNothingBehind(t *testing.T) {
 	const n = 100_000
 	s := startInstrumented(t, server.Options{Calls: server.CallCapacity{PerServer: 1}})
-	holder := dialRaw(t, s.addr)
+	holder := s.dial(t)
 	holder.send("echo", "Hold", nil, nil)
 	<-s.mux.entered
 
-	c := dialRaw(t, s.addr)
+	c := s.dial(t)
 	si, mi := c.method("echo", "Say")
 	body := compressible(2048)
 	z := compress(t, codecs.Zstd(), body)
@@ -86,11 +86,11 @@ func TestACapacityRefusedCompressedFloodLeavesNothingBehind(t *testing.T) {
 func TestAdmissionChangesWhileCompressedRequestsQueueDecodeEachOnce(t *testing.T) {
 	const queued = 8
 	s := startInstrumented(t, server.Options{Admission: globalConcurrency(1, 64)})
-	holder := dialRaw(t, s.addr)
+	holder := s.dial(t)
 	holder.send("echo", "Hold", nil, nil)
 	<-s.mux.entered
 
-	c := dialRaw(t, s.addr)
+	c := s.dial(t)
 	want := map[uint64][]byte{}
 	for i := range queued {
 		body := compressible(4096 + i)
@@ -108,7 +108,7 @@ func TestAdmissionChangesWhileCompressedRequestsQueueDecodeEachOnce(t *testing.T
 	got := map[uint64][]byte{}
 	r := c.next() // the raise lets one queued call through
 	require.Nil(t, r.err)
-	got[r.id] = r.body
+	got[r.id] = c.decodeResponse(r)
 	_, err = s.Admission().Disable()
 	require.NoError(t, err) // the queued calls are granted
 	for len(got) < queued {
@@ -116,7 +116,7 @@ func TestAdmissionChangesWhileCompressedRequestsQueueDecodeEachOnce(t *testing.T
 		require.Nil(t, r.err, "%+v", r.err)
 		_, dup := got[r.id]
 		require.False(t, dup, "call %d answered twice", r.id)
-		got[r.id] = r.body
+		got[r.id] = c.decodeResponse(r)
 	}
 	assert.Equal(t, want, got)
 	n, _ = s.decodes()

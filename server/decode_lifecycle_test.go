@@ -77,7 +77,7 @@ func TestCancelDuringDecode(t *testing.T) {
 	for _, n := range []int{2000, 3 << 20} { // below and above one quantum
 		s := startInstrumented(t, server.Options{Compression: codecs.Config{DecodeRatio: -1}})
 		g := holdDecodes(s.testServer)
-		c := dialRaw(t, s.addr)
+		c := s.dial(t)
 		body := compressible(n)
 		id := c.send("echo", "Hold", compress(t, codecs.Zstd(), body), compressed(c.codecID("zstd"), n))
 		g.await(t)
@@ -97,10 +97,10 @@ func TestCancelDuringDecode(t *testing.T) {
 // cancelled there is never decoded and holds nothing afterwards.
 func TestCancelBeforeReservation(t *testing.T) {
 	s := startInstrumented(t, server.Options{Admission: globalConcurrency(1, 4)})
-	holder := dialRaw(t, s.addr)
+	holder := s.dial(t)
 	holder.send("echo", "Hold", nil, nil)
 	<-s.mux.entered
-	c := dialRaw(t, s.addr)
+	c := s.dial(t)
 	body := compressible(100 << 10)
 	id := c.send("echo", "Say", compress(t, codecs.Gzip(), body), compressed(c.codecID("gzip"), len(body)))
 	require.Eventually(t, func() bool { return s.Stats().Admission.QueuedCalls == 1 }, 10*time.Second, time.Millisecond)
@@ -121,7 +121,7 @@ func TestCancelBeforeReservation(t *testing.T) {
 func TestDeadlineDuringDecode(t *testing.T) {
 	s := startInstrumented(t, server.Options{})
 	g := holdDecodes(s.testServer)
-	c := dialRaw(t, s.addr)
+	c := s.dial(t)
 	body := compressible(5000)
 	id := c.send("echo", "Say", compress(t, codecs.Zstd(), body), func(r *protocol.Request) {
 		compressed(c.codecID("zstd"), len(body))(r)
@@ -142,7 +142,7 @@ func TestDeadlineDuringDecode(t *testing.T) {
 func TestConnectionCloseAndStopDuringDecode(t *testing.T) {
 	s := startInstrumented(t, server.Options{Compression: codecs.Config{DecodeRatio: -1}})
 	g := holdDecodes(s.testServer)
-	c := dialRaw(t, s.addr)
+	c := s.dial(t)
 	body := compressible(1 << 20)
 	c.send("echo", "Say", compress(t, codecs.Brotli(), body), compressed(c.codecID("br"), len(body)))
 	g.await(t)
@@ -150,7 +150,7 @@ func TestConnectionCloseAndStopDuringDecode(t *testing.T) {
 	require.Error(t, g.ctxEnded(t))
 	requireLedgerZero(t, s.testServer)
 
-	c = dialRaw(t, s.addr)
+	c = s.dial(t)
 	c.send("echo", "Say", compress(t, codecs.Brotli(), body), compressed(c.codecID("br"), len(body)))
 	g.await(t)
 	stopCtx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -174,7 +174,7 @@ func TestConnectionCloseAndStopDuringDecode(t *testing.T) {
 // once, every time.
 func TestDecodeFailureRacingCancel(t *testing.T) {
 	s := startInstrumented(t, server.Options{})
-	c := dialRaw(t, s.addr)
+	c := s.dial(t)
 	z := compress(t, codecs.Zstd(), compressible(300<<10))
 	bad := z[:len(z)-3]
 	for range 200 {
@@ -197,14 +197,16 @@ func TestDecodeFailureRacingCancel(t *testing.T) {
 func TestDecodeCreditsBoundConcurrentDecodes(t *testing.T) {
 	s := startInstrumented(t, server.Options{Governor: governor.Limits{Decodes: 1}})
 	g := holdDecodes(s.testServer)
-	c := dialRaw(t, s.addr)
+	c := s.dial(t)
 	body := compressible(10 << 10)
 	z := compress(t, codecs.Zstd(), body)
 	first := c.send("echo", "Say", z, compressed(c.codecID("zstd"), len(body)))
 	g.await(t)
 	second := c.send("echo", "Say", z, compressed(c.codecID("zstd"), len(body)))
 	third := c.send("echo", "Say", z, compressed(c.codecID("zstd"), len(body)))
-	require.Eventually(t, func() bool { return s.Stats().Governor.Decodes.Used == 1 && s.Server.Stats().Governor.Decoded.Used == int64(3*len(body)) }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool {
+		return s.Stats().Governor.Decodes.Used == 1 && s.Server.Stats().Governor.Decoded.Used == int64(3*len(body))
+	}, 10*time.Second, time.Millisecond)
 	c.cancel(third)
 	r := c.next()
 	require.Equal(t, third, r.id)
@@ -215,7 +217,7 @@ func TestDecodeCreditsBoundConcurrentDecodes(t *testing.T) {
 	for range 2 {
 		r := c.next()
 		require.Nil(t, r.err)
-		assert.Equal(t, body, r.body)
+		assert.Equal(t, body, c.decodeResponse(r))
 		got[r.id] = true
 	}
 	assert.Equal(t, map[uint64]bool{first: true, second: true}, got)
@@ -236,7 +238,7 @@ func TestByteBudgetsRefuseWithTheirReason(t *testing.T) {
 		{governor.Limits{DecodedBytes: int64(len(body)) - 1}, server.ReasonDecodedBytes},
 	} {
 		s := startInstrumented(t, server.Options{Governor: tc.lim})
-		c := dialRaw(t, s.addr)
+		c := s.dial(t)
 		id := c.send("echo", "Say", z, compressed(c.codecID("zstd"), len(body)))
 		r := c.next()
 		require.Equal(t, id, r.id)

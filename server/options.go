@@ -56,7 +56,8 @@ type Options struct {
 	Limits *protocol.Limits
 
 	// Compression is what the server accepts and answers with: the
-	// profiles listed in its HandshakeAck (a request's codec id is its
+	// profiles it accepts (a connection's HandshakeAck lists those of the
+	// client's offer, in the client's order; a request's codec id is the
 	// 1-based position there), the policy for compressing responses (per
 	// method), and the bounds on decoding requests (MaxDecodedSize, the
 	// expansion-ratio bound). A response is compressed only with the

@@ -25,10 +25,12 @@ import (
 type Server struct {
 	o       resolved
 	methods [][]method // by service id, then method id
-	// ack is the HandshakeAck every client gets, its frame encoded once
-	// per change of the call capacity it advertises (ackFrame).
-	ack      protocol.HandshakeAck
-	ackFrame atomic.Pointer[[]byte]
+	// ack is the HandshakeAck every client gets (without codecs), its
+	// frame encoded once per change of the call capacity it advertises
+	// (acks). A client that offers codecs the server accepts gets it with
+	// those codecs, encoded for its connection.
+	ack  protocol.HandshakeAck
+	acks atomic.Pointer[ackState]
 
 	// setMu serializes SetCallCapacity (and SetConnectionLimits), so
 	// that concurrent callers never leave a mix of two values; callCap
@@ -44,11 +46,9 @@ type Server struct {
 	// all connections (Options.MaxFrameMemory).
 	frameBudget *protocol.FrameBudget
 	// governor bounds what compressed requests cost (Options.Governor);
-	// comp and codecs are the compression the server accepts, codecs
-	// indexed by wire codec id - 1.
+	// comp is the compression the server accepts.
 	governor *governor.Governor
 	comp     *codecs.Resolved
-	codecs   []spi.Codec
 
 	ctx    context.Context // cancelled by Close: ends every call
 	cancel context.CancelFunc
@@ -101,10 +101,6 @@ func New(mux *Mux, o Options) (*Server, error) {
 		MaxFrameSize:       r.limits.MaxFrameSize,
 		MaxMetadataBytes:   r.limits.MaxMetadataBytes,
 		MaxConcurrentCalls: uint32(r.Calls.PerConnection),
-		Codecs:             r.comp.Names(),
-	}
-	if len(ack.Codecs) > 0 {
-		ack.Capabilities |= protocol.CapCompression
 	}
 	if r.KeepaliveInterval > 0 {
 		ack.KeepaliveInterval = r.KeepaliveInterval
@@ -143,7 +139,7 @@ func New(mux *Mux, o Options) (*Server, error) {
 			return nil, fmt.Errorf("server: Options.Admission: %w", err)
 		}
 	}
-	s.comp, s.codecs = r.comp, r.comp.Codecs()
+	s.comp = r.comp
 	if s.governor, err = governor.New(r.Governor); err != nil {
 		return nil, fmt.Errorf("server: Options.Governor: %w", err)
 	}
@@ -199,8 +195,30 @@ func (s *Server) encodeAck() error {
 	if err != nil {
 		return err
 	}
-	s.ackFrame.Store(&frame)
+	s.acks.Store(&ackState{ack: s.ack, frame: frame})
 	return nil
+}
+
+// ackState is the HandshakeAck in force and its frame without codecs.
+type ackState struct {
+	ack   protocol.HandshakeAck
+	frame []byte
+}
+
+// ackFor returns the HandshakeAck frame for a client that offered codecs
+// (already chosen: the accepted part of the offer, in its order).
+func (s *Server) ackFor(codecs []spi.Codec) ([]byte, error) {
+	st := s.acks.Load()
+	if len(codecs) == 0 {
+		return st.frame, nil
+	}
+	a := st.ack
+	a.Capabilities |= protocol.CapCompression
+	a.Codecs = make([]string, len(codecs))
+	for i, c := range codecs {
+		a.Codecs[i] = c.Name()
+	}
+	return protocol.AppendHandshakeAck(nil, &a)
 }
 
 // SetCallCapacity changes the call capacity live, per connection (every

@@ -12,18 +12,19 @@ import (
 
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/kernel/governor"
+	"github.com/sluicerpc/sluice/server"
 )
 
 // reasonsSent are the reasons a sluice server puts in Error frames: the
 // admission kernel's refusals (kernel.Reason, every value but none), the
-// call capacity's, and the drain's (server/call.go's reasonDraining, not
-// exported).
+// call capacity's, the governor's byte budgets', and the drain's
+// (server/call.go's reasonDraining, not exported).
 func reasonsSent() []string {
 	var out []string
 	for r := kernel.ReasonNone + 1; r.String() != "reason(?)"; r++ {
 		out = append(out, r.String())
 	}
-	return append(out, governor.CallCapacityReason, "draining")
+	return append(out, governor.CallCapacityReason, server.ReasonRetainedBytes, server.ReasonDecodedBytes, "draining")
 }
 
 // docs/protocol.md lists exactly the reasons the server sends: one row
