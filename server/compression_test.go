@@ -254,8 +254,13 @@ func TestBadBodiesFailTheirCallOnce(t *testing.T) {
 // TestBombsAgainstARunningServerStayWithinTheBound sends a 1 GiB bomb in
 // every codec's own format: declared honestly it is refused before any
 // decode (above MaxDecodedSize); declaring a small length (a lie), it is
-// refused as soon as the decode passes it, the heap growing by no more
-// than the declared length plus a small constant.
+// refused as soon as the decode passes it. What the whole process
+// allocates meanwhile (cumulative, so garbage counts too: an upper bound
+// of the heap's growth) stays within the codec conformance suite's
+// allowance for the declared length (six times it plus 8 MiB of decoder
+// state), plus four times the frame for its trip through the test's
+// writer and the server's reader (a buffer grown by doubling, the call's
+// copy): nowhere near the gigabyte.
 func TestBombsAgainstARunningServerStayWithinTheBound(t *testing.T) {
 	const declared = 4 << 20
 	s := startInstrumented(t, server.Options{Compression: codecs.Config{DecodeRatio: -1}})
@@ -279,7 +284,8 @@ func TestBombsAgainstARunningServerStayWithinTheBound(t *testing.T) {
 			assert.Equal(t, protocol.CodeInvalidArgument, r.err.Code, "%s: %s", name, r.err.Message)
 		})
 		t.Logf("%s: bomb of %d bytes declaring %d: heap +%d", name, len(bomb), declared, growth)
-		assert.Less(t, growth, int64(declared+8<<20), "%s: the heap grew past the declared length plus 8 MiB", name)
+		allowance := int64(6*declared + 8<<20 + 4*len(bomb))
+		assert.Less(t, growth, allowance, "%s: the process allocated more than the allowance", name)
 	}
 	assert.Equal(t, int64(4), func() int64 { n, _ := s.decodes(); return n }(), "each lie decoded once; no honest bomb decoded")
 	requireLedgerZero(t, s.testServer)

@@ -88,13 +88,13 @@ func TestDeclaredFramesCostOnlyTheirBytes(t *testing.T) {
 	for i := range conns {
 		conns[i] = dialRaw(t, s.addr)
 	}
-	base := heapInUse()
+	base := liveHeap()
 	for _, c := range conns {
 		c.partialRequest(4<<20-64, 1)
 	}
 	require.Eventually(t, func() bool { return s.Stats().FrameMemory == n*16<<10 }, 20*time.Second, time.Millisecond,
 		"frame memory: %d", s.Stats().FrameMemory)
-	grown := heapInUse() - base
+	grown := liveHeap() - base
 	t.Logf("%d connections with a declared 4 MiB frame: heap grew %.1f MiB (%.1f KiB each)", n, float64(grown)/(1<<20), float64(grown)/n/1024)
 	assert.Less(t, grown, int64(n*32<<10), "heap per connection holding a declared frame")
 }

@@ -87,7 +87,7 @@ func idleConnectionCost(t *testing.T, n int, pki *servertest.PKI, bound int) {
 			_ = nc.Close()
 		}
 	})
-	baseG, baseHeap := runtime.NumGoroutine(), heapInUse()
+	baseG, baseHeap := runtime.NumGoroutine(), liveHeap()
 	for range n {
 		nc := dial()
 		conns = append(conns, nc)
@@ -109,7 +109,7 @@ func idleConnectionCost(t *testing.T, n int, pki *servertest.PKI, bound int) {
 		}
 	}
 
-	perConnHeap := float64(heapInUse()-baseHeap) / float64(n)
+	perConnHeap := float64(liveHeap()-baseHeap) / float64(n)
 	extraG := runtime.NumGoroutine() - baseG
 	t.Logf("%d idle connections: %.0f bytes of heap each; %d goroutines more than before", n, perConnHeap, extraG)
 	assert.LessOrEqual(t, perConnHeap, float64(bound), "heap per idle connection")
