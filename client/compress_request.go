@@ -28,7 +28,7 @@ func (cl *call) setBody(cn *conn, body []byte) {
 	}
 	budget := cl.policy.Budget(len(body)) // -1: not to be compressed
 	room := budget
-	if uint64(room) > uint64(cn.peerMaxFrame) {
+	if room > 0 && uint64(room) > uint64(cn.peerMaxFrame) {
 		room = int(cn.peerMaxFrame)
 	}
 	if cl.zidx != w.sendIdx+1 || cl.zroom != room {

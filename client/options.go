@@ -78,17 +78,19 @@ type Options struct {
 	WriteTimeout time.Duration
 
 	// Compression configures compressed bodies, both ways (see
-	// compression.go and docs/client.md). The zero value offers
+	// Compression in the package documentation). The zero value offers
 	// codecs.Builtin() in the handshake, compresses requests per
 	// codecs.DefaultPolicy (at least 1 KiB, saving at least 64 bytes and
 	// 5%), and decodes compressed responses of at most
-	// codecs.DefaultMaxDecodedSize bytes under the default expansion
-	// bound. Codecs are offered in their order; a request is compressed
-	// with the first of them that the server accepts. Methods overrides
-	// Policy per method ("service/method"), and the Compression and
-	// NoCompression call options override both for one call. Off offers
-	// nothing: requests go uncompressed and a compressed response fails
-	// its call. Policy and bounds never change the uncompressed path.
+	// codecs.DefaultMaxDecodedSize bytes, and of at most
+	// max(DecodeFloor, 128 x their compressed size) bytes. Codecs are
+	// offered in their order, and a connection compresses its requests
+	// with the first of them its server accepts. Methods overrides Policy
+	// per method ("service/method"); the Compression and NoCompression
+	// call options override both for one call. Off offers nothing:
+	// requests go uncompressed and a compressed response fails its call.
+	// The configuration is resolved by Dial, which reports every invalid
+	// field; the codecs must be safe for concurrent use (spi.Codec).
 	Compression codecs.Config
 }
 
