@@ -175,6 +175,7 @@ func TestBadCompressedResponsesFailOnlyTheirCall(t *testing.T) {
 		{"codec id beyond the ack's list", codecs.Config{}, 9, 1000, gz, protocol.CodeInternal, nil, "accepted only 3 profiles"},
 		{"codec id of a profile not offered", codecs.Config{}, 2, 1000, gz, protocol.CodeInternal, nil, `codec id 2 ("lz4"), which this client did not offer`},
 		{"a compressed response to a client that offered none", codecs.Config{Off: true}, 3, 1000, gz, protocol.CodeInternal, nil, "offered no codec"},
+		{"declared above the default MaxDecodedSize", codecs.Config{}, 3, 64<<20 + 1, gz, protocol.CodeResourceExhausted, spi.ErrDecodedTooLarge, "maximum decoded size 67108864"},
 		{"declared above MaxDecodedSize", codecs.Config{MaxDecodedSize: 1 << 20}, 3, 1<<20 + 1, gz, protocol.CodeResourceExhausted, spi.ErrDecodedTooLarge, "maximum decoded size"},
 		{"declared above the expansion bound", codecs.Config{}, 1, 1<<20 + 1, compress(t, "zstd", zeros), protocol.CodeResourceExhausted, spi.ErrDecodedTooLarge, "expansion bound"},
 		{"decodes to less than declared", codecs.Config{}, 3, 1001, gz, protocol.CodeDataLoss, spi.ErrCorrupt, "decodes to 1000 bytes, not the 1001 it declared"},
