@@ -34,6 +34,10 @@ func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay 
 		c.calls.put(cl)
 		return nil, err
 	}
+	if err := cl.preparePolicy(c.cfg.comp, method, &co); err != nil {
+		c.calls.put(cl)
+		return nil, err
+	}
 	var (
 		tried   uint64 // endpoints an attempt went to
 		ref     refusals
@@ -187,7 +191,8 @@ func (c *Client) attemptOnce(ctx context.Context, ep *endpoint, method string, b
 		return outcomeLocal, status.New(protocol.CodeUnimplemented, "the server does not support one-way calls")
 	}
 
-	cl.req = protocol.Request{Service: rt.service, Method: rt.method, Body: body, OneWay: oneWay, Cancellable: !oneWay && cn.caps.Has(protocol.CapCancel)}
+	cl.req = protocol.Request{Service: rt.service, Method: rt.method, OneWay: oneWay, Cancellable: !oneWay && cn.caps.Has(protocol.CapCancel)}
+	cl.setBody(cn, body) // compressed per the call's policy (compress_request.go)
 	if dl, ok := ctx.Deadline(); ok {
 		budget := time.Until(dl)
 		if budget <= 0 {
@@ -228,6 +233,9 @@ func (c *Client) attemptOnce(ctx context.Context, ep *endpoint, method string, b
 			return ctxOutcome(err), err
 		}
 		<-cl.done // the answer is being delivered: take it
+	}
+	if cl.rcodec != nil {
+		return cl.decode(ctx) // a compressed response (decode_response.go)
 	}
 	return cl.out, cl.err
 }

@@ -3,7 +3,9 @@ package client
 import (
 	"sync"
 
+	"github.com/sluicerpc/sluice/codecs"
 	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 // call is the state of one call, reused across its attempts and pooled
@@ -29,6 +31,25 @@ type call struct {
 	frame []byte           // the encoded request frame (then the Cancel frame)
 	req   protocol.Request // scratch for AppendRequest
 	md    callMetadata     // request metadata; where response metadata goes
+
+	// Request compression (compress_request.go), set by invoke and kept
+	// across the call's attempts: policy decides, zbuf holds the
+	// compressed body, made for the codec at position zidx-1 of the
+	// client's list within zroom bytes (zidx 0: nothing made yet), and
+	// zok says whether it was worth sending.
+	policy codecs.Policy
+	zbuf   []byte
+	zidx   int
+	zroom  int
+	zok    bool
+
+	// A compressed response (decode_response.go), handed over by the
+	// reader like body: raw is a copy of its compressed bytes, to be
+	// decoded by the caller with rcodec into exactly declared bytes.
+	// rcodec is nil when the answer was not a compressed response.
+	raw      []byte
+	rcodec   spi.Codec
+	declared int
 }
 
 // callPool holds a Client's idle calls. Each Client has its own, so that
@@ -51,13 +72,21 @@ func (cp *callPool) put(cl *call) {
 	cl.id, cl.err, cl.out = 0, nil, outcomeSuccess
 	cl.req = protocol.Request{}
 	cl.md.reset()
+	cl.policy, cl.zidx, cl.zroom, cl.zok = codecs.Policy{}, 0, 0, false
+	cl.rcodec, cl.declared = nil, 0
 	if cap(cl.body) > maxPooledBuffer {
 		cl.body = nil
 	}
 	if cap(cl.frame) > maxPooledBuffer {
 		cl.frame = nil
 	}
-	cl.body = cl.body[:0]
+	if cap(cl.zbuf) > maxPooledBuffer {
+		cl.zbuf = nil
+	}
+	if cap(cl.raw) > maxPooledBuffer {
+		cl.raw = nil
+	}
+	cl.body, cl.zbuf, cl.raw = cl.body[:0], cl.zbuf[:0], cl.raw[:0]
 	cp.p.Put(cl)
 }
 
@@ -65,6 +94,17 @@ func (cp *callPool) put(cl *call) {
 // call's own buffer.
 func (cl *call) completeBody(body []byte) {
 	cl.body = append(cl.body[:0], body...)
+	cl.err, cl.out = nil, outcomeSuccess
+	cl.done <- struct{}{}
+}
+
+// completeCompressed completes the attempt with a compressed response
+// body that codec is to decode into exactly declared bytes: its compressed
+// bytes are copied into the call's own buffer, and the caller decodes them
+// (call.decode), under its own context, off the reader goroutine.
+func (cl *call) completeCompressed(codec spi.Codec, declared int, data []byte) {
+	cl.raw = append(cl.raw[:0], data...)
+	cl.rcodec, cl.declared = codec, declared
 	cl.err, cl.out = nil, outcomeSuccess
 	cl.done <- struct{}{}
 }

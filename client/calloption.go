@@ -1,6 +1,9 @@
 package client
 
-import "github.com/sluicerpc/sluice/protocol"
+import (
+	"github.com/sluicerpc/sluice/codecs"
+	"github.com/sluicerpc/sluice/protocol"
+)
 
 // CallOption changes how one call is made.
 //
@@ -14,6 +17,9 @@ type callOptions struct {
 	waitForReady bool               // readiness.go
 	md           []string           // WithMetadata pairs
 	respMD       *protocol.Metadata // ResponseMetadata
+
+	compression    codecs.Policy // Compression, NoCompression (compression_option.go)
+	compressionSet bool
 }
 
 // Idempotent declares that the call may run more than once without harm:

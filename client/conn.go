@@ -33,6 +33,7 @@ type conn struct {
 	caps            protocol.Capabilities
 	peerMaxFrame    uint32 // the largest payload the server accepts
 	peerMaxMetadata uint32
+	codecs          wireCodecs // compression.go
 	routes          map[string]route
 
 	// usable is true from the handshake until GoAway or the close: new

@@ -38,6 +38,30 @@
 // copy of the deadline (the time budget) may also end the call first, with
 // a DeadlineExceeded *status.Error.
 //
+// # Compression
+//
+// The handshake offers the codec profiles of Options.Compression (by
+// default codecs.Builtin(): zstd, gzip, br), in that order. Each connection
+// sends its requests compressed with the first of them that the server's
+// HandshakeAck accepts (uncompressed when it accepts none), when the
+// call's policy finds it worth it: by default a body of at least 1 KiB
+// whose compressed form saves at least 64 bytes and 5%; per method with
+// Options.Compression.Methods; per call with the Compression and
+// NoCompression call options. Unary and one-way calls alike; a retry on
+// another connection uses that connection's codec.
+//
+// A compressed response is decoded by the calling goroutine, never the
+// connection's reader, under the call's context and the bounds of
+// Options.Compression, so that a hostile server's bomb costs at most the
+// length it declares: its codec id must name a profile the client offered
+// and the server accepted (else Internal); its declared length must be
+// within MaxDecodedSize and the expansion-ratio bound for its compressed
+// size, checked before anything is decoded or retained (else
+// ResourceExhausted); it is decoded with that length as the limit, and a
+// body that decodes to more or less, is corrupt or has trailing bytes fails
+// with DataLoss (errors.Is finds spi.ErrDecodedTooLarge or spi.ErrCorrupt).
+// Each of these fails only its call: the connection stays up.
+//
 // # Retries
 //
 // An attempt is retried, on another endpoint when there is one and with a new

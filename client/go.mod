@@ -3,6 +3,7 @@ module github.com/sluicerpc/sluice/client
 go 1.26.0
 
 require (
+	github.com/sluicerpc/sluice/codecs v0.0.0
 	github.com/sluicerpc/sluice/kernel v0.0.0
 	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0
 	github.com/sluicerpc/sluice/limiters/tokenbucket v0.0.0
@@ -15,11 +16,17 @@ require (
 )
 
 require (
+	github.com/andybalholm/brotli v1.3.0 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
+)
+
+require (
 	github.com/sluicerpc/sluice/endpointpolicy v0.0.0
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )
 
 replace (
+	github.com/sluicerpc/sluice/codecs => ../codecs
 	github.com/sluicerpc/sluice/conformance => ../conformance
 	github.com/sluicerpc/sluice/kernel => ../kernel
 	github.com/sluicerpc/sluice/limiters/concurrency => ../limiters/concurrency

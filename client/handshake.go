@@ -65,6 +65,10 @@ func (c *Client) handshake(ctx context.Context, ep *endpoint, nc net.Conn) (*con
 		Capabilities: protocol.CapCancel | protocol.CapOneWay | protocol.CapKeepalive,
 		MaxFrameSize: c.cfg.MaxFrameSize,
 		Auth:         c.cfg.Auth,
+		Codecs:       c.cfg.offer,
+	}
+	if len(c.cfg.offer) > 0 {
+		hs.Capabilities |= protocol.CapCompression
 	}
 	frame, err := protocol.AppendHandshake(nil, &hs)
 	if err != nil {
@@ -114,6 +118,7 @@ func (c *Client) handshake(ctx context.Context, ep *endpoint, nc net.Conn) (*con
 		caps:            ack.Capabilities,
 		peerMaxFrame:    ack.MaxFrameSize,
 		peerMaxMetadata: ack.MaxMetadataBytes,
+		codecs:          negotiate(c.cfg.comp, ack.Codecs),
 		routes:          make(map[string]route),
 		calls:           make(map[uint64]*call),
 	}

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"time"
 
+	"github.com/sluicerpc/sluice/codecs"
 	"github.com/sluicerpc/sluice/protocol"
 )
 
@@ -74,6 +76,22 @@ type Options struct {
 	// Unavailable instead of waiting for buffer space forever, whatever
 	// their deadlines (default 20s; negative disables).
 	WriteTimeout time.Duration
+
+	// Compression configures compressed bodies, both ways (see
+	// Compression in the package documentation). The zero value offers
+	// codecs.Builtin() in the handshake, compresses requests per
+	// codecs.DefaultPolicy (at least 1 KiB, saving at least 64 bytes and
+	// 5%), and decodes compressed responses of at most
+	// codecs.DefaultMaxDecodedSize bytes, and of at most
+	// max(DecodeFloor, 128 x their compressed size) bytes. Codecs are
+	// offered in their order, and a connection compresses its requests
+	// with the first of them its server accepts. Methods overrides Policy
+	// per method ("service/method"); the Compression and NoCompression
+	// call options override both for one call. Off offers nothing:
+	// requests go uncompressed and a compressed response fails its call.
+	// The configuration is resolved by Dial, which reports every invalid
+	// field; the codecs must be safe for concurrent use (spi.Codec).
+	Compression codecs.Config
 }
 
 // Backoff is an exponential backoff with jitter: the n-th consecutive
@@ -102,6 +120,8 @@ func (b Backoff) delay(failures int) time.Duration {
 type config struct {
 	Options
 	idempotent map[string]struct{}
+	comp       *codecs.Resolved // Options.Compression, resolved
+	offer      []string         // comp.Names(): the profiles every handshake offers
 }
 
 func (o Options) resolve() (*config, error) {
@@ -144,7 +164,11 @@ func (o Options) resolve() (*config, error) {
 	if o.MaxAttempts < 0 {
 		return nil, errors.New("sluice client: negative MaxAttempts")
 	}
-	c := &config{Options: o, idempotent: make(map[string]struct{}, len(o.IdempotentMethods))}
+	comp, err := o.Compression.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("sluice client: Options.Compression: %w", err)
+	}
+	c := &config{Options: o, idempotent: make(map[string]struct{}, len(o.IdempotentMethods)), comp: comp, offer: comp.Names()}
 	for _, m := range o.IdempotentMethods {
 		c.idempotent[m] = struct{}{}
 	}
@@ -155,5 +179,10 @@ func (o Options) resolve() (*config, error) {
 func (c *config) limits() protocol.Limits {
 	l := protocol.DefaultLimits()
 	l.MaxFrameSize = c.MaxFrameSize
+	// A declared original length is checked per call, against
+	// Options.Compression's bounds (Resolved.CheckDeclared), so that a
+	// response declaring too much fails its call instead of closing the
+	// connection as a protocol violation.
+	l.MaxDecodedSize = math.MaxUint32
 	return l
 }

@@ -39,7 +39,7 @@ func (c *conn) readFrames() error {
 				}
 				cl.md.capture(&resp.Metadata)
 				if resp.Compressed {
-					cl.complete(outcomeRemoteError, unavailable("the server sent a compressed response, which this client did not offer"))
+					c.deliverCompressed(cl, &resp)
 					continue
 				}
 				cl.completeBody(resp.Body)
