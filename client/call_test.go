@@ -256,22 +256,29 @@ func TestCancelSendsCancelFrame(t *testing.T) {
 	require.Equal(t, "after", string(out))
 }
 
+// TestOversizedRequestRejectedLocally: a request whose frame would exceed
+// the server's max frame size is refused before it is sent. The body is
+// incompressible: a compressible one is sent compressed and fits.
 func TestOversizedRequestRejectedLocally(t *testing.T) {
 	lim := protocol.DefaultLimits()
 	lim.MaxFrameSize = protocol.MinFrameSize
 	ts := startServer(t, echoMux(nil), server.Options{Limits: &lim})
 	c := dial(t, client.Options{}, ts.addr)
 
-	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", make([]byte, 2*protocol.MinFrameSize))
+	_, err := c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", incompressible(2*protocol.MinFrameSize))
 	requireCode(t, err, protocol.CodeResourceExhausted)
 	require.Zero(t, ts.srv.Stats().Calls)
 	_, err = c.CallRaw(ctxTimeout(t, 5*time.Second), "echo/Echo", []byte("small"))
 	require.NoError(t, err)
 }
 
+// TestResponseOverClientMaxFrameSize: a response larger than the client's
+// max frame size fails its call and the connection stays usable. The
+// body is incompressible (a compressible one is sent compressed and fits).
 func TestResponseOverClientMaxFrameSize(t *testing.T) {
+	big := incompressible(3 * protocol.MinFrameSize)
 	ts := startServer(t, echoMux(map[string]server.RawHandler{
-		"big/Get": func(context.Context, []byte) ([]byte, error) { return make([]byte, 3*protocol.MinFrameSize), nil },
+		"big/Get": func(context.Context, []byte) ([]byte, error) { return big, nil },
 	}), server.Options{})
 	c := dial(t, client.Options{MaxFrameSize: protocol.MinFrameSize}, ts.addr)
 
