@@ -27,6 +27,7 @@ type callOptions struct {
 	CA, Cert, Key      string
 	ServerName, Auth   string
 	Idempotent, OneWay bool
+	Compression        compressionFlags
 
 	// set names the flags given on the command line (see validate).
 	set map[string]bool
@@ -50,6 +51,7 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.StringVar(&o.Auth, "auth", "", "authentication payload for the server's authenticator")
 	fs.BoolVar(&o.Idempotent, "idempotent", false, "mark the method idempotent: retried across endpoints on connection loss")
 	fs.BoolVar(&o.OneWay, "one-way", false, "send one-way calls (no answer)")
+	o.Compression.define(fs, "requests")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: sluice call [flags]\n\nCalls a method; with -n 1 prints the answer, else a summary. The exit status is 0\nwhen every call succeeded, 1 when any was refused, canceled or failed, 2 for a\nbad command line.\n\nflags:\n")
 		fs.PrintDefaults()
@@ -141,11 +143,12 @@ func (o callOptions) validate() error {
 	if o.ServerName != "" && o.CA == "" {
 		bad("-server-name needs -tls-ca")
 	}
+	errs = append(errs, o.Compression.validate()...)
 	return errors.Join(errs...)
 }
 
 func (o callOptions) clientOptions() (client.Options, error) {
-	opts := client.Options{Auth: []byte(o.Auth), Dialer: dialer}
+	opts := client.Options{Auth: []byte(o.Auth), Dialer: dialer, Compression: o.Compression.config()}
 	if o.Auth == "" {
 		opts.Auth = nil
 	}

@@ -92,9 +92,11 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	if stopErr != nil {
 		fmt.Fprintf(stderr, "sluice serve: stop: %v (calls in flight were cut off)\n", stopErr)
 		fmt.Fprintf(stdout, "sluice serve: stopped after %d calls (%s), drain incomplete\n", st.Calls, describeRefusals(st))
+		printDecodes(stdout, st)
 		return exitFail
 	}
 	fmt.Fprintf(stdout, "sluice serve: stopped after %d calls (%s)\n", st.Calls, describeRefusals(st))
+	printDecodes(stdout, st)
 	return exitOK
 }
 
@@ -167,4 +169,13 @@ func printErrors(w io.Writer, command string, err error) {
 	for _, line := range strings.Split(err.Error(), "\n") {
 		fmt.Fprintf(w, "%s: %s\n", command, line)
 	}
+}
+
+// printDecodes prints what compressed traffic cost, when there was any.
+func printDecodes(w io.Writer, st server.Stats) {
+	if st.Decompressions == 0 && st.CompressedResponses == 0 {
+		return
+	}
+	fmt.Fprintf(w, "sluice serve: decompressions=%d decoded-bytes=%d decode-failures=%d compressed-responses=%d\n",
+		st.Decompressions, st.DecodedBytes, st.DecodeFailures, st.CompressedResponses)
 }

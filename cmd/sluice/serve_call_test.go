@@ -78,6 +78,29 @@ func TestServeAndCall(t *testing.T) {
 	assert.Contains(t, out.String(), "admission=concurrency=2")
 }
 
+// TestServeAndCallCompressed: a large compressible body goes compressed
+// with the profile both sides name, comes back intact, and the server's
+// stop line counts the decode; a client offering none still talks to it.
+func TestServeAndCallCompressed(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := freeAddr(t)
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"serve", "-addr", addr, "-codecs", "s2,zstd"}, &out, &errOut) }()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "listening on") }, 10*time.Second, time.Millisecond, errOut.String())
+	assert.Contains(t, out.String(), "codecs=s2,zstd")
+	data := strings.Repeat("sluice compresses this ", 400)
+	code, stdout, stderr := runCommand("call", "-addr", addr, "-codecs", "zstd", "-data", data)
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, data+"\n", stdout)
+	code, stdout, stderr = runCommand("call", "-addr", addr, "-codecs", "none", "-data", data)
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, data+"\n", stdout)
+	cancel()
+	require.Equal(t, exitOK, <-done, errOut.String())
+	assert.Contains(t, out.String(), "sluice serve: decompressions=1 decoded-bytes=9200 decode-failures=0 compressed-responses=1\n")
+}
+
 // TestServeConcurrencyLimitWithSleepers: six concurrent calls of a second
 // each against -concurrency 2: two run, four are refused. On synctest's
 // clock (onPipeNetwork), so that the six calls all reach the server before
@@ -138,6 +161,9 @@ func TestServeAndCallFlagErrors(t *testing.T) {
 		{[]string{"call", "-tls-ca", "/nonexistent/ca.pem"}, "-tls-ca: open /nonexistent/ca.pem: no such file or directory"},
 		{[]string{"call", "-tls-cert", "a", "-tls-key", "b"}, "-tls-cert needs -tls-ca"},
 		{[]string{"call", "extra"}, "unexpected arguments"},
+		{[]string{"call", "-codecs", "snappy"}, `-codecs: unknown codec "snappy"`},
+		{[]string{"call", "-compress-min-size", "-3"}, "-compress-min-size must be -1 (never) or at least 0, got -3"},
+		{[]string{"call", "-max-decoded-size", "0"}, "-max-decoded-size must be positive, got 0"},
 	} {
 		code, _, stderr := runCommand(tc.args...)
 		assert.Equal(t, exitUsage, code, "%v", tc.args)
