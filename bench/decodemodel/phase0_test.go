@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,8 @@ type plan struct {
 	warm, dur time.Duration
 	reps      int
 	minCalls  int // calls per throughput window, at least
-	samples   int // Cancel probes per cell
+	samples   int // Cancel probes per cell and repetition
+	probeReps int
 	sizes     []int
 	concs     []int
 	codecs    []string // throughput matrix
@@ -27,19 +29,33 @@ type plan struct {
 // DECODEMODEL_CODECS=zstd,gzip,s2,br widens it), and a tiny one under -race
 // or -short, which checks the invariants only.
 func phase0Plan() plan {
-	p := plan{warm: 10 * time.Millisecond, dur: 25 * time.Millisecond, reps: 3, minCalls: 24, samples: 15,
+	p := plan{warm: 5 * time.Millisecond, dur: 15 * time.Millisecond, reps: 1, minCalls: 8, samples: 5, probeReps: 1,
 		sizes: []int{1 << 10, 64 << 10, 1 << 20}, concs: []int{1, 16, 128}, codecs: []string{"zstd"}}
 	switch {
+	case os.Getenv("DECODEMODEL_REPS") != "":
+		// the medium run docs/governor.md reports: the short windows, more repetitions and probes
+		p.reps, p.minCalls, p.samples = atoi(os.Getenv("DECODEMODEL_REPS")), 24, 15
+		p.probeReps = p.reps
 	case os.Getenv("DECODEMODEL_LONG") != "":
 		p.warm, p.dur, p.reps, p.minCalls, p.samples = 100*time.Millisecond, 400*time.Millisecond, 5, 200, 100
+		p.probeReps = p.reps
 	case raceEnabled || testing.Short():
 		p.warm, p.dur, p.reps, p.minCalls, p.samples = 2*time.Millisecond, 10*time.Millisecond, 1, 4, 2
-		p.sizes, p.concs = []int{1 << 10, 1 << 20}, []int{1, 16}
+		p.probeReps = 1
+		p.sizes, p.concs = []int{1 << 10, 64 << 10}, []int{1, 16} // the race detector slows decodes tenfold
 	}
 	if s := os.Getenv("DECODEMODEL_CODECS"); s != "" {
 		p.codecs = strings.Split(s, ",")
 	}
 	return p
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		panic("decodemodel: DECODEMODEL_REPS wants a positive integer, not " + s)
+	}
+	return n
 }
 
 // order is the models of repetition rep: rotated by rep, reversed on odd
@@ -88,10 +104,11 @@ func TestPhase0(t *testing.T) {
 	fmt.Fprintf(out, "Phase 0: GOMAXPROCS=%d, %s/%s, %s; window %v after %v warm-up, %d repetitions (medians), models in alternating order.\n\n",
 		runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, runtime.Version(), p.dur, p.warm, p.reps)
 
-	throughput(t, out, p)
-	refused(t, out, p)
-	cancelWait(t, out, p)
-	stopLatency(t, out, p)
+	for _, section := range []func(*testing.T, io.Writer, plan){throughput, refused, cancelWait, stopLatency} {
+		t0 := time.Now()
+		section(t, out, p)
+		t.Logf("section took %v", time.Since(t0).Round(time.Millisecond))
+	}
 	fmt.Fprintf(out, "\nTestPhase0 took %v.\n", time.Since(start).Round(time.Second))
 }
 
@@ -144,13 +161,14 @@ func onOff(b bool) string {
 }
 
 func refused(t *testing.T, out io.Writer, p plan) {
-	fmt.Fprintf(out, "\n### Capacity full: every request refused by the reader before any decode (zstd, 1 MiB, high, 16 callers)\n\n")
+	size := p.sizes[len(p.sizes)-1]
+	fmt.Fprintf(out, "\n### Capacity full: every request refused by the reader before any decode (zstd, %s, high, 16 callers)\n\n", sizeName(size))
 	fmt.Fprintf(out, "| model | refused/s | CPU us/refusal | decodes | decoded bytes |\n|---|---:|---:|---:|---:|\n")
-	body := Body("zstd", Payload(High, 1<<20))
+	body := Body("zstd", Payload(High, size))
 	res := map[Model][]Result{}
 	for rep := range p.reps {
 		for _, m := range order(Models, rep) {
-			c := Cell{Model: m, Codec: "zstd", Size: 1 << 20, Ratio: High, Cancellable: true, Conc: 16, Refuse: true}
+			c := Cell{Model: m, Codec: "zstd", Size: size, Ratio: High, Cancellable: true, Conc: 16, Refuse: true}
 			r, err := RunCell(c, body, p.warm, p.dur, p.minCalls)
 			if err != nil {
 				t.Fatal(err)
@@ -172,7 +190,7 @@ func refused(t *testing.T, out io.Writer, p plan) {
 var candidates = []Model{ModelCall, ModelInline, ModelQuanta, ModelWorkers}
 
 func cancelWait(t *testing.T, out io.Writer, p plan) {
-	fmt.Fprintf(out, "\n### Cancel wait (high ratio; %d probes per cell and repetition; stall = Cancel written to read by the server, wait = Cancel written to the end of the cancelled decode)\n\n", p.samples)
+	fmt.Fprintf(out, "\n### Cancel wait (high ratio; %d probes per cell in each of %d repetitions; stall = Cancel written to read by the server, wait = Cancel written to the end of the cancelled decode)\n\n", p.samples, p.probeReps)
 	fmt.Fprintf(out, "| codec | size | load | model | stall p50 us | stall p99 us | wait p50 us | wait p99 us | decoded anyway | decode p50 us |\n")
 	fmt.Fprintf(out, "|---|---|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, codec := range []string{"zstd", "gzip", "s2", "br"} {
@@ -180,7 +198,7 @@ func cancelWait(t *testing.T, out io.Writer, p plan) {
 			body := Body(codec, Payload(High, size))
 			for _, load := range []int{1, 16} {
 				res := map[Model][]ProbeResult{}
-				for rep := range p.reps {
+				for rep := range p.probeReps {
 					for _, m := range order(candidates, rep) {
 						pc := ProbeCell{Model: m, Codec: codec, Size: size, Ratio: High, Load: load}
 						r, err := RunProbe(pc, body, p.samples)
@@ -210,13 +228,17 @@ func cancelWait(t *testing.T, out io.Writer, p plan) {
 
 func stopLatency(t *testing.T, out io.Writer, p plan) {
 	reps := max(p.reps, 5)
-	if raceEnabled || testing.Short() {
+	switch {
+	case raceEnabled || testing.Short():
 		reps = 1
+	case p.reps == 1: // the short default
+		reps = 3
 	}
-	fmt.Fprintf(out, "\n### Stop (1 MiB high-ratio bodies, 16 callers; %d repetitions: median and max)\n\n", reps)
+	size := p.sizes[len(p.sizes)-1]
+	fmt.Fprintf(out, "\n### Stop (%s high-ratio bodies, 16 callers; %d repetitions: median and max)\n\n", sizeName(size), reps)
 	fmt.Fprintf(out, "| codec | model | decodes ended: median us | max us | all goroutines ended: median us | max us |\n|---|---|---:|---:|---:|---:|\n")
 	for _, codec := range []string{"zstd", "br"} {
-		body := Body(codec, Payload(High, 1<<20))
+		body := Body(codec, Payload(High, size))
 		res := map[Model][]stopTimes{}
 		for rep := range reps {
 			for _, m := range order(candidates, rep) {

@@ -45,7 +45,7 @@ type Result struct {
 func connsFor(conc int) int { return (conc + 31) / 32 }
 
 // RunCell measures c with body as every request's body: it warms up for
-// at least warm and until Conc calls have completed, then measures for at
+// at least warm and until Conc/4 calls have completed, then measures for at
 // least dur and until minCalls calls have completed in the window. It
 // returns an error when a call fails or the server leaks a call.
 func RunCell(c Cell, body []byte, warm, dur time.Duration, minCalls int) (Result, error) {
@@ -87,13 +87,18 @@ func RunCell(c Cell, body []byte, warm, dur time.Duration, minCalls int) (Result
 				id := uint32(slot)<<seqBits | seq&(1<<seqBits-1)
 				t := time.Now()
 				if err := cc.send(id, c.Cancellable, body); err != nil {
-					errs[i] = err
+					if !stop.Load() {
+						errs[i] = err
+						failed.Add(1)
+					}
 					return
 				}
 				st, err := cc.wait(slot)
 				if err != nil {
-					errs[i] = err
-					failed.Add(1)
+					if !stop.Load() { // after the window the server stops under the callers
+						errs[i] = err
+						failed.Add(1)
+					}
 					return
 				}
 				done.Add(1)
@@ -106,7 +111,7 @@ func RunCell(c Cell, body []byte, warm, dur time.Duration, minCalls int) (Result
 	}
 	// The sleeps below bound measurement windows; nothing waits on them
 	// for correctness.
-	for t0 := time.Now(); (time.Since(t0) < warm || done.Load() < int64(c.Conc)) && failed.Load() == 0; {
+	for t0 := time.Now(); (time.Since(t0) < warm || done.Load() < int64(max(1, c.Conc/4))) && failed.Load() == 0; {
 		time.Sleep(time.Millisecond)
 	}
 	cpu0, mem0 := cpuTime(), totalAlloc()
@@ -121,11 +126,11 @@ func RunCell(c Cell, body []byte, warm, dur time.Duration, minCalls int) (Result
 	cpu1, mem1 := cpuTime(), totalAlloc()
 	dec1, decB1 := srv.decodes.Load(), srv.decodedBytes.Load()
 	stop.Store(true)
-	wg.Wait()
+	srv.Stop() // ends the calls in flight at once (their responses are not measured)
 	for _, cc := range conns {
 		cc.close()
 	}
-	srv.Stop()
+	wg.Wait()
 	var r Result
 	var all []time.Duration
 	for i := range c.Conc {
