@@ -34,6 +34,7 @@ func phase0Plan() plan {
 	switch {
 	case os.Getenv("DECODEMODEL_REPS") != "":
 		// the medium run docs/governor.md reports: the short windows, more repetitions and probes
+		p.warm, p.dur = 10*time.Millisecond, 25*time.Millisecond
 		p.reps, p.minCalls, p.samples = atoi(os.Getenv("DECODEMODEL_REPS")), 24, 15
 		p.probeReps = p.reps
 	case os.Getenv("DECODEMODEL_LONG") != "":
