@@ -1,0 +1,5 @@
+//go:build race
+
+package decodemodel
+
+const raceEnabled = true
