@@ -3,6 +3,7 @@ package governor
 import (
 	"errors"
 	"fmt"
+	"runtime"
 )
 
 // Limits are the governor's server-wide bounds beyond call capacity. Each
@@ -22,11 +23,13 @@ type Limits struct {
 	StreamBytes int64
 }
 
-// DefaultLimits are the defaults: 2 decodes per core would be a guess, so
-// 16 decodes; 64 MiB retained, 256 MiB decoded, 64 MiB of pre-admission
-// stream bytes. docs/governor.md states the arithmetic.
+// DefaultLimits are the defaults: GOMAXPROCS decodes at once (decodes are
+// CPU work: more at once than there are Ps only adds latency and starves
+// the connections' readers; docs/governor.md has the measurements), 64 MiB
+// retained, 256 MiB decoded, 64 MiB of pre-admission stream bytes.
+// docs/governor.md states the arithmetic.
 func DefaultLimits() Limits {
-	return Limits{Decodes: 16, RetainedBytes: 64 << 20, DecodedBytes: 256 << 20, StreamBytes: 64 << 20}
+	return Limits{Decodes: int64(max(1, runtime.GOMAXPROCS(0))), RetainedBytes: 64 << 20, DecodedBytes: 256 << 20, StreamBytes: 64 << 20}
 }
 
 func (l Limits) withDefaults() Limits {
