@@ -2,6 +2,8 @@ package client
 
 import (
 	"math"
+
+	"github.com/sluicerpc/sluice/codecs"
 )
 
 // setBody sets cl.req's body to body, compressed with cn's send codec
@@ -42,7 +44,7 @@ func (cl *call) setBody(cn *conn, body []byte) {
 		if room < budget {
 			// A frame's bound is stricter than the policy's budget: a
 			// form that fits saves more than the policy asks.
-			out, fits, err := w.send.Compress(cl.zbuf[:0:room], body)
+			out, fits, err := codecs.Compress(w.send, cl.zbuf[:0:room], body)
 			if cl.zok = fits && err == nil && len(out) <= room; cl.zok {
 				cl.zbuf = cl.zbuf[:len(out)] // out is cl.zbuf's own array
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/sluicerpc/sluice/codecs"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/protocol/status"
 	"github.com/sluicerpc/sluice/spi"
@@ -64,7 +65,7 @@ func (c *conn) unknownCodec(id uint8) error {
 func (cl *call) decode(ctx context.Context) (outcome, error) {
 	codec, declared := cl.rcodec, cl.declared
 	cl.rcodec = nil
-	out, err := codec.Decompress(ctx, cl.body[:0], cl.raw, declared)
+	out, err := codecs.Decompress(ctx, codec, cl.body[:0], cl.raw, declared)
 	switch {
 	case err == nil && len(out) == declared:
 		cl.body = out

@@ -81,7 +81,7 @@ func (p Policy) Compress(c spi.Codec, dst, src []byte) ([]byte, bool) {
 	if budget <= 0 || cap(dst)-len(dst) < budget {
 		return dst, false
 	}
-	out, fits, err := c.Compress(dst[:len(dst):len(dst)+budget], src)
+	out, fits, err := Compress(c, dst[:len(dst):len(dst)+budget], src)
 	if err != nil || !fits {
 		return dst, false
 	}

@@ -383,3 +383,29 @@ func ExampleServer_SetGovernorLimits() {
 }
 
 var _ = context.Background
+
+// panicky is a codec that panics decoding: a bug met with hostile input.
+type panicky struct{ spi.Codec }
+
+func (panicky) Name() string { return "zstd" }
+func (panicky) Decompress(context.Context, []byte, []byte, int) ([]byte, error) {
+	panic("index out of range in a codec")
+}
+
+// TestACodecThatPanicsFailsOnlyItsCall: a codec's panic is the call's
+// Internal error, the server and the connection go on, and everything the
+// call held comes back.
+func TestACodecThatPanicsFailsOnlyItsCall(t *testing.T) {
+	s := startServer(t, server.Options{Compression: codecs.Config{Codecs: []spi.Codec{panicky{codecs.Zstd()}}}})
+	c := dialOffering(t, s.addr, "zstd")
+	body := compressible(5000)
+	id := c.send("echo", "Say", compress(t, codecs.Zstd(), body), compressed(1, len(body)))
+	r := c.next()
+	require.Equal(t, id, r.id)
+	require.NotNil(t, r.err)
+	assert.Equal(t, protocol.CodeInternal, r.err.Code)
+	assert.Contains(t, r.err.Message, "panicked")
+	require.Nil(t, c.call("echo", "Say", []byte("still serving")).err)
+	assert.Equal(t, uint64(1), s.Stats().DecodeFailures)
+	requireLedgerZero(t, s)
+}

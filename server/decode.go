@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/sluicerpc/sluice/codecs"
 	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/spi"
@@ -79,7 +80,7 @@ func (cl *call) decode() (*protocol.ErrorFrame, dropReason) {
 		hk.beforeDecode(cl.ctx)
 	}
 	s.stats.decompressions.Add(1)
-	out, err := cl.codec.Decompress(cl.ctx, cl.decoded[:0], cl.req.Body, declared)
+	out, err := codecs.Decompress(cl.ctx, cl.codec, cl.decoded[:0], cl.req.Body, declared)
 	cl.gov.Give(governor.PartDecode, 1)
 	cl.gov.Give(governor.PartRetained, cl.gov.Held(governor.PartRetained))
 	if out != nil {
