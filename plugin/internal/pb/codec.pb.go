@@ -48,6 +48,7 @@ const (
 	CodecErrorKind_CODEC_ERROR_CORRUPT           CodecErrorKind = 2 // spi.ErrCorrupt
 	CodecErrorKind_CODEC_ERROR_CANCELED          CodecErrorKind = 3 // context.Canceled
 	CodecErrorKind_CODEC_ERROR_DEADLINE_EXCEEDED CodecErrorKind = 4 // context.DeadlineExceeded
+	CodecErrorKind_CODEC_ERROR_UNSUPPORTED       CodecErrorKind = 5 // errors.ErrUnsupported (a bomb the format cannot express)
 )
 
 // Enum value maps for CodecErrorKind.
@@ -58,6 +59,7 @@ var (
 		2: "CODEC_ERROR_CORRUPT",
 		3: "CODEC_ERROR_CANCELED",
 		4: "CODEC_ERROR_DEADLINE_EXCEEDED",
+		5: "CODEC_ERROR_UNSUPPORTED",
 	}
 	CodecErrorKind_value = map[string]int32{
 		"CODEC_ERROR_OTHER":             0,
@@ -65,6 +67,7 @@ var (
 		"CODEC_ERROR_CORRUPT":           2,
 		"CODEC_ERROR_CANCELED":          3,
 		"CODEC_ERROR_DEADLINE_EXCEEDED": 4,
+		"CODEC_ERROR_UNSUPPORTED":       5,
 	}
 )
 
@@ -628,13 +631,14 @@ const file_codec_proto_rawDesc = "" +
 	"\adecoded\x18\x02 \x01(\x03R\adecoded\"S\n" +
 	"\tBombReply\x12\x12\n" +
 	"\x04body\x18\x01 \x01(\fR\x04body\x122\n" +
-	"\x05error\x18\x02 \x01(\v2\x1c.sluice.plugin.v1.CodecErrorR\x05error*\x98\x01\n" +
+	"\x05error\x18\x02 \x01(\v2\x1c.sluice.plugin.v1.CodecErrorR\x05error*\xb5\x01\n" +
 	"\x0eCodecErrorKind\x12\x15\n" +
 	"\x11CODEC_ERROR_OTHER\x10\x00\x12\x19\n" +
 	"\x15CODEC_ERROR_TOO_LARGE\x10\x01\x12\x17\n" +
 	"\x13CODEC_ERROR_CORRUPT\x10\x02\x12\x18\n" +
 	"\x14CODEC_ERROR_CANCELED\x10\x03\x12!\n" +
-	"\x1dCODEC_ERROR_DEADLINE_EXCEEDED\x10\x042\xb9\x02\n" +
+	"\x1dCODEC_ERROR_DEADLINE_EXCEEDED\x10\x04\x12\x1b\n" +
+	"\x17CODEC_ERROR_UNSUPPORTED\x10\x052\xb9\x02\n" +
 	"\x05Codec\x12>\n" +
 	"\x06Codecs\x12\x17.sluice.plugin.v1.Empty\x1a\x1b.sluice.plugin.v1.CodecList\x12N\n" +
 	"\bCompress\x12!.sluice.plugin.v1.CompressRequest\x1a\x1f.sluice.plugin.v1.CompressReply\x12\\\n" +
