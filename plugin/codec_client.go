@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -175,14 +176,26 @@ func (c *CodecClient) Decompress(ctx context.Context, dst, src []byte, limit int
 	defer call.end()
 	// The stream ends when the host's ctx does (its deadline crosses as
 	// the call's), when the call watch gives up on the plugin, or when
-	// this call returns early.
-	callCtx, cancel := context.WithCancelCause(ctx)
+	// this call returns early. The request goes out before ctx is
+	// watched: a watcher calls ctx.Done, and the request's marshalling
+	// (a copy of src) is work done before, not after, a cancellation
+	// that watching would deliver.
+	callCtx := context.WithoutCancel(ctx)
+	deadline, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		var cancelDeadline context.CancelFunc
+		callCtx, cancelDeadline = context.WithDeadline(callCtx, deadline)
+		defer cancelDeadline()
+	}
+	callCtx, cancel := context.WithCancelCause(callCtx)
 	defer cancel(nil)
 	stop := context.AfterFunc(call.ctx, func() { cancel(context.Cause(call.ctx)) })
 	defer stop()
 	stream, err := c.p.codecRPC.DecompressChunks(callCtx,
 		&pb.DecompressRequest{Name: c.name, Src: src, Limit: int64(wireLimit), Hint: int64(cap(dst) - base)},
 		grpc.MaxCallRecvMsgSize(spi.DecodeQuantum+codecReplyFraming))
+	stopCaller := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	defer stopCaller()
 	out := dst
 	for err == nil {
 		var r *pb.DecompressReply
@@ -215,6 +228,8 @@ func (c *CodecClient) Decompress(ctx context.Context, dst, src []byte, limit int
 		return out, nil
 	case ctx.Err() != nil:
 		return cancelled(ctx.Err())
+	case hasDeadline && status.Code(err) == codes.DeadlineExceeded && !time.Now().Before(deadline):
+		return cancelled(context.DeadlineExceeded) // ours fired a moment before ctx's
 	case status.Code(err) == codes.ResourceExhausted:
 		return dst[:base], fmt.Errorf("sluice/plugin: codec %q: the plugin answered a piece of more than %d decoded bytes, the bridge's most: %w", c.name, spi.DecodeQuantum, err)
 	}

@@ -13,10 +13,12 @@ require (
 )
 
 require (
+	github.com/andybalholm/brotli v1.3.0 // indirect
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/hashicorp/go-plugin v1.8.0 // indirect
 	github.com/hashicorp/yamux v0.1.2 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.17 // indirect
 	github.com/oklog/run v1.1.0 // indirect
@@ -32,6 +34,7 @@ require (
 
 require (
 	github.com/sluicerpc/sluice/client v0.0.0
+	github.com/sluicerpc/sluice/codecs v0.0.0
 	github.com/sluicerpc/sluice/conformance v0.0.0
 	github.com/sluicerpc/sluice/endpointpolicy v0.0.0 // indirect
 	github.com/sluicerpc/sluice/plugin v0.0.0
@@ -61,3 +64,5 @@ replace github.com/sluicerpc/sluice/message => ../../message
 replace github.com/sluicerpc/sluice/client => ../../client
 
 replace github.com/sluicerpc/sluice/endpointpolicy => ../../endpointpolicy
+
+replace github.com/sluicerpc/sluice/codecs => ../../codecs
