@@ -24,11 +24,12 @@ const MaxIdentityBomb = 64 << 20
 // tests. It never holds the decoded bytes and costs a few milliseconds even
 // for a 1 GiB bomb: gzip and br run their streaming encoder over two pieces
 // of 1 MiB of zeros, flushed, and repeat the second piece's bytes (valid
-// after any run of zeros); s2 concatenates one encoded block of 1 MiB of
-// zeros into one block; zstd is one frame of RLE blocks, built directly.
-// It declares no decoded size where the format allows (zstd: no content
-// size; gzip's trailer does carry it; s2's block header must), so a decoder
-// has to stop it by counting its output. Bodies are cached per (name,
+// after any run of zeros); s2 repeats one chunk of a quantum of zeros
+// (its stream has no total length, and every chunk a decoded length of at
+// most a quantum); zstd is one frame of RLE blocks, built directly. It
+// declares no decoded size where the format allows (zstd: no content size;
+// gzip's trailer does carry it), so a decoder has to stop it by counting
+// its output. Bodies are cached per (name,
 // decoded); each call returns a copy the caller may change. identity has no
 // compressed form: its "bomb" is the zeros themselves, at most
 // MaxIdentityBomb bytes.
@@ -193,21 +194,21 @@ func zstdBomb(decoded int64) []byte {
 	return b
 }
 
-// s2Bomb concatenates blocks of 1 MiB of zeros (and one shorter tail) into
-// one S2 block that declares decoded bytes.
+// s2Bomb is an S2 body of decoded zeros in S2's canonical chunking: the
+// stream identifier, one chunk of a quantum of zeros repeated, and the
+// short last chunk.
 func s2Bomb(decoded int64) ([]byte, error) {
-	const piece = 1 << 20
-	if decoded > int64(s2.MaxBlockSize) {
-		return nil, fmt.Errorf("codecs: Bomb(%q, %d): an S2 block holds at most %d bytes", "s2", decoded, s2.MaxBlockSize)
+	zero := make([]byte, s2Chunk)
+	buf := make([]byte, 0, 2*(s2ChunkHeader+s2.MaxEncodedLen(s2Chunk)))
+	full, ok := s2AppendChunk(buf, zero)
+	last, ok2 := s2AppendChunk(full[len(full):], zero[:decoded%s2Chunk])
+	if !ok || !ok2 {
+		return nil, fmt.Errorf("codecs: Bomb(%q, %d): a chunk of zeros does not fit its worst case", "s2", decoded)
 	}
-	zero := make([]byte, min(decoded, piece))
-	full := s2.Encode(nil, zero)
-	blocks := make([][]byte, 0, decoded/piece+1)
-	for range decoded / piece {
-		blocks = append(blocks, full)
+	b := make([]byte, 0, len(s2Identifier)+int(decoded/s2Chunk)*len(full)+len(last))
+	b = append(b, s2Identifier...)
+	for range decoded / s2Chunk {
+		b = append(b, full...)
 	}
-	if tail := decoded % piece; tail > 0 || decoded == 0 {
-		blocks = append(blocks, s2.Encode(nil, zero[:tail]))
-	}
-	return s2.ConcatBlocks(nil, blocks...)
+	return append(b, last...), nil
 }

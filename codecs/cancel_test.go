@@ -23,8 +23,7 @@ func TestCancelledContextStopsBeforeDecoding(t *testing.T) {
 // TestCancellationIsObservedWithinOneQuantum: the context ends right after
 // the check before decoding starts; a 4 MiB body (16 quanta) must then fail
 // with the context's error, having checked the context only once more (it
-// stopped at the first quantum boundary) - s2 excepted, which decodes its one
-// block in a single step and checks after it.
+// stopped at the first quantum boundary).
 //
 // The same with the context ending after its fourth check: the decoder
 // went on through three quanta and stopped at the fourth.
@@ -32,9 +31,6 @@ func TestCancellationIsObservedWithinOneQuantum(t *testing.T) {
 	for _, c := range all() {
 		_, body := body(t, c, 2, 4<<20)
 		for _, after := range []int64{1, 4} {
-			if after > 1 && c.Name() == "s2" {
-				continue // one block, one step: checked before and after only
-			}
 			ctx := newCountingCtx(after)
 			out, err := c.Decompress(ctx, []byte("x"), body, 1<<30)
 			if !errors.Is(err, context.Canceled) || string(out) != "x" {
@@ -51,9 +47,6 @@ func TestCancellationIsObservedWithinOneQuantum(t *testing.T) {
 // context at least once per quantum of output.
 func TestContextIsCheckedEveryQuantum(t *testing.T) {
 	for _, c := range all() {
-		if c.Name() == "s2" {
-			continue // one block, one step: checked before and after only
-		}
 		_, body := body(t, c, 2, 4<<20)
 		ctx := newCountingCtx(1 << 40)
 		if _, err := c.Decompress(ctx, nil, body, 4<<20); err != nil {

@@ -13,7 +13,7 @@ import (
 func TestConfigDefaults(t *testing.T) {
 	r, err := codecs.Config{}.Resolve()
 	require.NoError(t, err)
-	require.Equal(t, []string{"zstd", "gzip", "br"}, r.Names())
+	require.Equal(t, []string{"zstd", "s2", "gzip", "br"}, r.Names())
 	require.Equal(t, codecs.DefaultPolicy(), r.Policy("svc/m"))
 	require.Equal(t, codecs.DefaultMaxDecodedSize, r.MaxDecodedSize())
 	require.Equal(t, codecs.DefaultDecodeFloor, r.DecodeLimit(10), "tiny frames decode to the floor at most")
@@ -21,7 +21,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, codecs.DefaultMaxDecodedSize, r.DecodeLimit(4<<20), "capped by MaxDecodedSize")
 	c, i, ok := r.Lookup("gzip")
 	require.True(t, ok)
-	require.Equal(t, 1, i)
+	require.Equal(t, 2, i)
 	require.Equal(t, "gzip", c.Name())
 	_, _, ok = r.Lookup("identity")
 	require.False(t, ok)

@@ -8,34 +8,17 @@ import (
 	"github.com/sluicerpc/sluice/spi"
 )
 
-// Every built-in codec but s2 passes the codec conformance suite in
-// process (the suite a third party's codec runs too). Not parallel:
+// Every built-in codec passes the codec conformance suite in process (the
+// suite a third party's codec runs too), s2 included: its chunked stream
+// checks the context between chunks of one DecodeQuantum. Not parallel:
 // BombRefused measures the whole process's allocations.
 func TestBuiltinCodecsPassTheConformanceSuite(t *testing.T) {
-	for _, name := range []string{"zstd", "gzip", "br", "identity"} {
+	for _, name := range []string{"zstd", "s2", "gzip", "br", "identity"} {
 		t.Run(name, func(t *testing.T) {
 			conformance.RunCodecTests(t, func(*testing.T) (conformance.CodecHarness, error) {
 				return builtinHarness(t, name), nil
 			})
 		})
-	}
-}
-
-// s2's block format decodes a body in one library call, so it checks its
-// context only before and after: it fails the suite's Cancellation check
-// (a check per DecodeQuantum of output), and passes every other one. Until
-// a chunked body format fixes that, s2 is not offered (Builtin); this test
-// says so and flips when it is fixed.
-func TestS2FailsOnlyTheCancellationCheck(t *testing.T) {
-	report := conformance.CheckCodec("s2", func() (conformance.CodecHarness, error) { return builtinHarness(t, "s2"), nil })
-	for _, c := range report.Checks {
-		want := conformance.Passed
-		if c.Name == "Cancellation" {
-			want = conformance.Failed
-		}
-		if c.Outcome != want {
-			t.Errorf("s2 %s: %v, want %v: %v", c.Name, c.Outcome, want, c.Log)
-		}
 	}
 }
 

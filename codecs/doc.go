@@ -44,15 +44,17 @@
 //     output; never a
 //     streaming decoder into an unbounded buffer. A decoder holds a ring of
 //     the frame's window plus two blocks, kept while pooled.
-//   - s2 (github.com/klauspost/compress/s2): the block format (a varint
-//     decoded length, then the data, as s2.Encode writes it), not the framed
-//     stream format, whose chunks can be cut at a boundary into a valid
-//     shorter stream. The declared length is checked against the limit
-//     before anything is allocated; the data must produce exactly that
-//     length, which catches truncation and trailing bytes. One block decodes
-//     in one step (several GB/s), so the context is checked before and after
-//     it rather than per quantum: a cancellation may wait for the rest of a
-//     block larger than spi.DecodeQuantum (about 1 ms for 4 MiB).
+//   - s2 (github.com/klauspost/compress/s2): one S2 stream in the framed
+//     format (what s2.Writer writes and any s2.Reader reads) in a canonical
+//     chunking: the stream identifier, then data chunks (each with its
+//     CRC-32C) of exactly spi.DecodeQuantum decoded bytes but the last,
+//     which holds fewer and ends the body. So a stream cut at a chunk
+//     boundary, trailing bytes and chunk types sluice never writes are
+//     corrupt. Decompress walks the chunks without an s2.Reader: each
+//     chunk's declared length is checked against the quantum and the
+//     limit before it decodes straight into the output, and the context
+//     is checked between chunks. No total length is declared, so nothing
+//     is allocated from one.
 //   - gzip (RFC 1952, github.com/klauspost/compress/gzip): exactly one
 //     member (multistream off); any byte after its trailer is corrupt.
 //     Readers are pooled and Reset; they read the body in place (no
@@ -63,7 +65,7 @@
 //     4 MiB for the common lgwin 22); Compress picks the smallest window
 //     that covers the message. Readers are pooled and Reset and keep their
 //     ring buffer while pooled. Brotli has no checksum: a corrupted body may
-//     decode to other bytes without an error (as s2 may).
+//     decode to other bytes without an error.
 //
 // The decoded-size limit itself is the caller's: spi.DecodeLimit combines
 // the absolute cap with the expansion-ratio guard.

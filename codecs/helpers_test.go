@@ -15,8 +15,7 @@ import (
 // all is every built-in codec, identity included.
 func all() []spi.Codec { return append([]spi.Codec{codecs.Identity()}, compressing()...) }
 
-// compressing is every compressing built-in, s2 included (Builtin leaves
-// it out of the handshake offer, not out of the tests).
+// compressing is every compressing built-in, in Builtin's order.
 func compressing() []spi.Codec {
 	return []spi.Codec{codecs.Zstd(), codecs.S2(), codecs.Gzip(), codecs.Brotli()}
 }

@@ -48,7 +48,7 @@ func TestCodecsAreListed(t *testing.T) {
 		names = append(names, c.Name())
 		assert.Same(t, p, c.Plugin())
 	}
-	assert.Equal(t, []string{testcodec.DeflateName, testcodec.BlockingName, testcodec.UnboundedName, testcodec.GrowingName, testcodec.PanickingName}, names)
+	assert.Equal(t, []string{testcodec.DeflateName, testcodec.BlockingName, testcodec.UnboundedName, testcodec.GrowingName, testcodec.PanickingName, testcodec.TrailingName}, names)
 	assert.Empty(t, p.LimiterKinds(), "a binary of codecs alone serves no limiter kind")
 	assert.Empty(t, p.EndpointPolicies())
 	assert.True(t, codec(t, p, testcodec.DeflateName).HasBomb())
@@ -70,7 +70,7 @@ func TestPluginWithoutCodecsServesNone(t *testing.T) {
 func TestOpenCodecChoosesACodec(t *testing.T) {
 	t.Setenv(modeEnv, "codecs")
 	_, err := plugin.OpenCodec(pluginPath, plugin.WithLogger(quietLogger()))
-	assert.ErrorContains(t, err, "serves 5 codecs")
+	assert.ErrorContains(t, err, "serves 6 codecs")
 	assert.ErrorContains(t, err, "WithCodec")
 	_, err = plugin.OpenCodec(pluginPath, plugin.WithLogger(quietLogger()), plugin.WithCodec("nope"))
 	assert.ErrorContains(t, err, `no codec "nope"`)
@@ -140,8 +140,9 @@ func TestCodecCompressNeverGrowsDst(t *testing.T) {
 
 // TestCodecDecompressRespectsTheLimit: the plugin's codec refuses past the
 // limit with an error the host recognizes, and a codec in the plugin that
-// ignores the limit cannot hand the host more than it: just past the
-// limit (caught by length) or far past it (never read).
+// ignores the limit cannot hand the host more than it: the host counts the
+// pieces it reads (each at most a quantum) and refuses the one that passes
+// the limit.
 func TestCodecDecompressRespectsTheLimit(t *testing.T) {
 	p := openCodecs(t)
 	body, _, err := testcodec.Deflate().Compress(make([]byte, 0, 20000), payload(10000))
@@ -154,9 +155,9 @@ func TestCodecDecompressRespectsTheLimit(t *testing.T) {
 	}{
 		{testcodec.DeflateName, 9999, "more than 9999 decoded bytes"},
 		{testcodec.DeflateName, 0, "more than 0 decoded bytes"},
-		{testcodec.UnboundedName, 9999, "answered 10000 decoded bytes, more than the limit 9999"},
-		{testcodec.UnboundedName, 100, "answered more than the limit of 100 decoded bytes"}, // not even read
-		{testcodec.UnboundedName, 0, "answered more than the limit of 0 decoded bytes"},
+		{testcodec.UnboundedName, 9999, "answered at least 10000 decoded bytes, more than the limit 9999"},
+		{testcodec.UnboundedName, 100, "answered at least 10000 decoded bytes, more than the limit 100"},
+		{testcodec.UnboundedName, 0, "answered at least 10000 decoded bytes, more than the limit 0"},
 	} {
 		got, err := codec(t, p, tc.name).Decompress(context.Background(), dst, body, tc.limit)
 		assert.ErrorIs(t, err, spi.ErrDecodedTooLarge, "%s limit %d", tc.name, tc.limit)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -74,20 +76,22 @@ func OpenCodec(path string, opts ...Option) (*CodecClient, error) {
 
 // CodecClient is a codec served by a plugin, seen from the host. It
 // implements spi.Codec; every call crosses the process boundary with its
-// whole body (at most MaxCodecBody), so a plug-in codec costs a copy of
-// each body on each side on top of the codec's own work. It is safe for
-// concurrent use.
+// whole body (at most MaxCodecBody; decoded bodies in pieces of at most
+// spi.DecodeQuantum), so a plug-in codec costs a copy of each body on each
+// side on top of the codec's own work. It is safe for concurrent use.
 //
 // The contract holds across the boundary. Compress never grows dst: the
 // plugin is given the room left in dst as its bound, and an answer longer
 // than that is refused (the host reads no more than the bound). Decompress
 // decodes in the plugin under limit; the host reads no more than limit
-// bytes of answer and refuses a longer one with an error wrapping
-// spi.ErrDecodedTooLarge. The codec's errors cross as *RemoteError, whose
+// bytes of answer, a quantum at a time, and refuses a longer one with an
+// error wrapping spi.ErrDecodedTooLarge. The codec's errors cross as *RemoteError, whose
 // Cause keeps spi.ErrDecodedTooLarge, spi.ErrCorrupt, context.Canceled and
 // context.DeadlineExceeded recognizable by errors.Is. The context crosses:
 // its deadline and its cancellation end the context of the codec in the
-// plugin.
+// plugin, and Decompress checks it between the pieces of decoded bytes
+// too, so the contract's bound (within one spi.DecodeQuantum of output)
+// holds on the host whatever the plugin does.
 //
 // Failures: when the plugin cannot be reached (crashed, closed, or it left
 // the call unanswered for the call timeout) Compress reports "would not
@@ -151,11 +155,18 @@ func (c *CodecClient) Compress(dst, src []byte) ([]byte, bool, error) {
 }
 
 // Decompress decodes src in the plugin under limit and ctx, and appends
-// the result to dst. See the type's documentation for the errors.
+// the result to dst. The decoded bytes cross in pieces of at most
+// spi.DecodeQuantum; Decompress appends each to dst and checks ctx after
+// it, so it returns within one quantum of output after ctx ends, whether
+// or not the plugin's codec has noticed (its context ends with the
+// stream). See the type's documentation for the errors.
 func (c *CodecClient) Decompress(ctx context.Context, dst, src []byte, limit int) ([]byte, error) {
 	base := len(dst)
-	if err := ctx.Err(); err != nil {
+	cancelled := func(err error) ([]byte, error) {
 		return dst[:base], fmt.Errorf("sluice/plugin: codec %q: decompress: %w", c.name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return cancelled(err)
 	}
 	if len(src) > MaxCodecBody {
 		return dst[:base], fmt.Errorf("sluice/plugin: codec %q: %d compressed bytes: %w (%d)", c.name, len(src), ErrCodecBodyTooLarge, MaxCodecBody)
@@ -163,38 +174,66 @@ func (c *CodecClient) Decompress(ctx context.Context, dst, src []byte, limit int
 	wireLimit := min(max(limit, 0), MaxCodecBody)
 	call := c.p.watch.begin()
 	defer call.end()
-	// The call ends when the host's ctx does (its deadline crosses as
-	// the call's) or when the call watch gives up on the plugin.
-	callCtx, cancel := context.WithCancelCause(ctx)
+	// The stream ends when the host's ctx does (its deadline crosses as
+	// the call's), when the call watch gives up on the plugin, or when
+	// this call returns early. The request goes out before ctx is
+	// watched: a watcher calls ctx.Done, and the request's marshalling
+	// (a copy of src) is work done before, not after, a cancellation
+	// that watching would deliver.
+	callCtx := context.WithoutCancel(ctx)
+	deadline, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		var cancelDeadline context.CancelFunc
+		callCtx, cancelDeadline = context.WithDeadline(callCtx, deadline)
+		defer cancelDeadline()
+	}
+	callCtx, cancel := context.WithCancelCause(callCtx)
 	defer cancel(nil)
 	stop := context.AfterFunc(call.ctx, func() { cancel(context.Cause(call.ctx)) })
 	defer stop()
-	r, err := c.p.codecRPC.Decompress(callCtx,
+	stream, err := c.p.codecRPC.DecompressChunks(callCtx,
 		&pb.DecompressRequest{Name: c.name, Src: src, Limit: int64(wireLimit), Hint: int64(cap(dst) - base)},
-		grpc.MaxCallRecvMsgSize(wireLimit+codecReplyFraming))
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return dst[:base], fmt.Errorf("sluice/plugin: codec %q: decompress: %w", c.name, ctx.Err())
-	case status.Code(err) == codes.ResourceExhausted:
-		return dst[:base], fmt.Errorf("sluice/plugin: codec %q: the plugin answered more than the limit of %d decoded bytes: %w", c.name, wireLimit, spi.ErrDecodedTooLarge)
-	case err != nil:
-		return dst[:base], c.fail(call, "decompress", err)
-	case r.GetError() != nil && len(r.GetOut()) > 0:
-		return dst[:base], fmt.Errorf("sluice/plugin: codec %q: the plugin answered both %d decoded bytes and an error (%s)", c.name, len(r.GetOut()), r.GetError().GetMessage())
-	case r.GetError() != nil:
-		rerr := fromCodecError(r.GetError())
-		if wireLimit < limit && errors.Is(rerr, spi.ErrDecodedTooLarge) {
-			return dst[:base], fmt.Errorf("sluice/plugin: codec %q: more than the %d decoded bytes the codec bridge carries: %w", c.name, MaxCodecBody, rerr)
+		grpc.MaxCallRecvMsgSize(spi.DecodeQuantum+codecReplyFraming))
+	stopCaller := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	defer stopCaller()
+	out := dst
+	for err == nil {
+		var r *pb.DecompressReply
+		if r, err = stream.Recv(); err != nil {
+			break
 		}
-		return dst[:base], rerr
-	case len(r.GetOut()) > wireLimit:
-		return dst[:base], fmt.Errorf("sluice/plugin: codec %q: the plugin answered %d decoded bytes, more than the limit %d: %w", c.name, len(r.GetOut()), wireLimit, spi.ErrDecodedTooLarge)
+		piece := r.GetOut()
+		switch {
+		case r.GetError() != nil && len(piece) > 0:
+			return dst[:base], fmt.Errorf("sluice/plugin: codec %q: the plugin answered both %d decoded bytes and an error (%s)", c.name, len(piece), r.GetError().GetMessage())
+		case r.GetError() != nil:
+			rerr := fromCodecError(r.GetError())
+			if wireLimit < limit && errors.Is(rerr, spi.ErrDecodedTooLarge) {
+				return dst[:base], fmt.Errorf("sluice/plugin: codec %q: more than the %d decoded bytes the codec bridge carries: %w", c.name, MaxCodecBody, rerr)
+			}
+			return dst[:base], rerr
+		case len(piece) > wireLimit-(len(out)-base):
+			return dst[:base], fmt.Errorf("sluice/plugin: codec %q: the plugin answered at least %d decoded bytes, more than the limit %d: %w", c.name, len(out)-base+len(piece), wireLimit, spi.ErrDecodedTooLarge)
+		case len(out) == 0 && cap(out) < len(piece):
+			out = piece // the reply's buffer is the host's own: no copy
+		default:
+			out = append(out, piece...)
+		}
+		if err := ctx.Err(); err != nil {
+			return cancelled(err)
+		}
 	}
-	out := r.GetOut()
-	if base == 0 && cap(dst) < len(out) {
-		return out, nil // the reply's buffer is the host's own: no second copy
+	switch {
+	case err == io.EOF:
+		return out, nil
+	case ctx.Err() != nil:
+		return cancelled(ctx.Err())
+	case hasDeadline && status.Code(err) == codes.DeadlineExceeded && !time.Now().Before(deadline):
+		return cancelled(context.DeadlineExceeded) // ours fired a moment before ctx's
+	case status.Code(err) == codes.ResourceExhausted:
+		return dst[:base], fmt.Errorf("sluice/plugin: codec %q: the plugin answered a piece of more than %d decoded bytes, the bridge's most: %w", c.name, spi.DecodeQuantum, err)
 	}
-	return append(dst, out...), nil
+	return dst[:base], c.fail(call, "decompress", err)
 }
 
 // Bomb asks the plugin for one complete compressed body in c's format that

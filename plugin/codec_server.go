@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluicerpc/sluice/plugin/internal/pb"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 // codecServer serves the codecs of a plugin binary. It holds no state of
@@ -65,26 +66,37 @@ func (s *codecServer) Compress(_ context.Context, req *pb.CompressRequest) (_ *p
 	return &pb.CompressReply{Fits: true, Out: out}, nil
 }
 
-// Decompress decodes under the host's limit and the call's context, which
-// ends when the host's context does (its deadline crosses as the call's,
-// its cancellation as the call's), when the host's call watch gives up,
-// or when the connection is lost.
-func (s *codecServer) Decompress(ctx context.Context, req *pb.DecompressRequest) (_ *pb.DecompressReply, err error) {
+// DecompressChunks decodes under the host's limit and the stream's
+// context, which ends when the host's context does (its deadline crosses
+// as the call's, its cancellation as the call's), when the host stops
+// reading (it checks its context between pieces and cancels the stream),
+// when the host's call watch gives up, or when the connection is lost.
+// The decoded bytes cross in pieces of at most spi.DecodeQuantum, each
+// sent when the host's flow-control window has room, so a host that has
+// stopped reading stops the sending too; an error crosses alone, last.
+func (s *codecServer) DecompressChunks(req *pb.DecompressRequest, stream pb.Codec_DecompressChunksServer) (err error) {
 	defer recoverPanic(&err)
 	e, err := s.codec(req.GetName())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	limit := req.GetLimit()
 	if limit < 0 || limit > MaxCodecBody {
-		return nil, status.Errorf(codes.InvalidArgument, "codec %q: decompress limit %d outside [0, %d]", req.GetName(), limit, MaxCodecBody)
+		return status.Errorf(codes.InvalidArgument, "codec %q: decompress limit %d outside [0, %d]", req.GetName(), limit, MaxCodecBody)
 	}
 	hint := min(max(req.GetHint(), 0), limit)
-	out, derr := e.Codec.Decompress(ctx, make([]byte, 0, hint), req.GetSrc(), int(limit))
+	out, derr := e.Codec.Decompress(stream.Context(), make([]byte, 0, hint), req.GetSrc(), int(limit))
 	if derr != nil {
-		return &pb.DecompressReply{Error: toCodecError(derr)}, nil
+		return stream.Send(&pb.DecompressReply{Error: toCodecError(derr)})
 	}
-	return &pb.DecompressReply{Out: out}, nil
+	for len(out) > 0 {
+		n := min(len(out), spi.DecodeQuantum)
+		if err := stream.Send(&pb.DecompressReply{Out: out[:n]}); err != nil {
+			return err
+		}
+		out = out[n:]
+	}
+	return nil
 }
 
 func (s *codecServer) Bomb(_ context.Context, req *pb.BombRequest) (_ *pb.BombReply, err error) {

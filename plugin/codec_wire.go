@@ -55,6 +55,8 @@ func toCodecError(err error) *pb.CodecError {
 		e.Kind = pb.CodecErrorKind_CODEC_ERROR_CANCELED
 	case errors.Is(err, context.DeadlineExceeded):
 		e.Kind = pb.CodecErrorKind_CODEC_ERROR_DEADLINE_EXCEEDED
+	case errors.Is(err, errors.ErrUnsupported):
+		e.Kind = pb.CodecErrorKind_CODEC_ERROR_UNSUPPORTED
 	}
 	return e
 }
@@ -78,6 +80,8 @@ func fromCodecError(e *pb.CodecError) error {
 		re.Cause = context.Canceled
 	case pb.CodecErrorKind_CODEC_ERROR_DEADLINE_EXCEEDED:
 		re.Cause = context.DeadlineExceeded
+	case pb.CodecErrorKind_CODEC_ERROR_UNSUPPORTED:
+		re.Cause = errors.ErrUnsupported
 	}
 	return re
 }

@@ -38,7 +38,7 @@ func TestCodecErrorFitsTheReplyFraming(t *testing.T) {
 }
 
 func TestCodecErrorKindsCross(t *testing.T) {
-	for _, want := range []error{spi.ErrDecodedTooLarge, spi.ErrCorrupt, context.Canceled, context.DeadlineExceeded} {
+	for _, want := range []error{spi.ErrDecodedTooLarge, spi.ErrCorrupt, context.Canceled, context.DeadlineExceeded, errors.ErrUnsupported} {
 		got := fromCodecError(toCodecError(fmt.Errorf("codec x: %w", want)))
 		assert.ErrorIs(t, got, want)
 		assert.Equal(t, "codec x: "+want.Error(), got.Error())

@@ -35,6 +35,7 @@ require (
 
 require (
 	github.com/sluicerpc/sluice/client v0.0.0
+	github.com/sluicerpc/sluice/codecs v0.0.0
 	github.com/sluicerpc/sluice/conformance v0.0.0
 	github.com/sluicerpc/sluice/endpointpolicy v0.0.0 // indirect
 	github.com/sluicerpc/sluice/plugin v0.0.0

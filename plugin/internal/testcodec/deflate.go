@@ -75,6 +75,12 @@ func (deflateCodec) Compress(dst, src []byte) ([]byte, bool, error) {
 }
 
 func (deflateCodec) Decompress(ctx context.Context, dst, src []byte, limit int) ([]byte, error) {
+	return inflate(ctx, dst, src, limit, false)
+}
+
+// inflate is Deflate's Decompress; with trailing, bytes after the stream
+// are ignored (Trailing's bug).
+func inflate(ctx context.Context, dst, src []byte, limit int, trailing bool) ([]byte, error) {
 	base := len(dst)
 	if err := ctx.Err(); err != nil {
 		return dst[:base], err
@@ -89,7 +95,7 @@ func (deflateCodec) Decompress(ctx context.Context, dst, src []byte, limit int) 
 	if err != nil {
 		return dst[:base], err
 	}
-	if in.Len() > 0 {
+	if in.Len() > 0 && !trailing {
 		return dst[:base], spi.CorruptError(DeflateName, "trailing bytes after the stream", nil)
 	}
 	return out, nil

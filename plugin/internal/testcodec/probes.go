@@ -140,3 +140,20 @@ var ErrNoBombHere = errors.New("testcodec: this bomb builder always fails")
 
 // FailingBomb is a bomb builder that always fails.
 func FailingBomb(int64) ([]byte, error) { return nil, ErrNoBombHere }
+
+// TrailingName is the wire profile name of Trailing.
+const TrailingName = "testcodec.trailing"
+
+// Trailing is Deflate with a broken Decompress: it accepts bytes after the
+// stream. Only the codec suite's CorruptInput check can tell it from
+// Deflate, and the bridge cannot hide it (unlike a codec that ignores its
+// limit or its context, which the host bounds itself).
+func Trailing() spi.Codec { return trailing{} }
+
+type trailing struct{ deflateCodec }
+
+func (trailing) Name() string { return TrailingName }
+
+func (trailing) Decompress(ctx context.Context, dst, src []byte, limit int) ([]byte, error) {
+	return inflate(ctx, dst, src, limit, true)
+}

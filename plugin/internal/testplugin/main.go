@@ -11,7 +11,8 @@
 //	"raw"      the rawecho baseline of BenchmarkPluginBridge
 //	"codecs"   the codecs of testcodec: the reference Deflate with its
 //	           bomb builder, and the probes Blocking, Unbounded, Growing
-//	           and Panicking (whose bomb builder fails)
+//	           and Panicking (whose bomb builder fails), and the broken
+//	           Trailing with Deflate's bomb builder
 package main
 
 import (
@@ -60,6 +61,7 @@ func main() {
 			{Codec: testcodec.Unbounded()},
 			{Codec: testcodec.Growing()},
 			{Codec: testcodec.Panicking(), Bomb: testcodec.FailingBomb},
+			{Codec: testcodec.Trailing(), Bomb: testcodec.DeflateBomb},
 		}})
 	case "policies":
 		plugin.Serve(plugin.ServeConfig{EndpointPolicies: []plugin.EndpointPolicyEntry{policy}})
