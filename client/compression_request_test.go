@@ -39,7 +39,7 @@ func TestTheHandshakeOffersTheConfiguredProfiles(t *testing.T) {
 		cfg  codecs.Config
 		want []string
 	}{
-		{"default", codecs.Config{}, []string{"zstd", "gzip", "br"}},
+		{"default", codecs.Config{}, []string{"zstd", "s2", "gzip", "br"}},
 		{"custom order", codecs.Config{Codecs: []spi.Codec{codecs.S2(), codecs.Gzip()}}, []string{"s2", "gzip"}},
 		{"off", codecs.Config{Off: true}, nil},
 	} {

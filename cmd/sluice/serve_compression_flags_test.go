@@ -58,14 +58,14 @@ func TestServeCompressionOptionsMapping(t *testing.T) {
 	assert.Equal(t, -1, c.Policy.MinSize)
 	assert.Equal(t, 4, c.DecodeRatio)
 
-	assert.Equal(t, "zstd,gzip,br", defaultCodecList())
+	assert.Equal(t, "zstd,s2,gzip,br", defaultCodecList())
 	var def serveOptions
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	serveFlags(fs, &def)
 	require.NoError(t, fs.Parse(nil))
 	r, err = def.serverOptions().Compression.Resolve()
 	require.NoError(t, err)
-	assert.Equal(t, []string{"zstd", "gzip", "br"}, r.Names())
+	assert.Equal(t, []string{"zstd", "s2", "gzip", "br"}, r.Names())
 	assert.Equal(t, codecs.DefaultPolicy(), r.Policy(""))
 	assert.Equal(t, governor.DefaultLimits().Decodes, def.MaxDecodes)
 }

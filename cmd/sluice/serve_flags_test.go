@@ -126,7 +126,8 @@ func TestServeMaxConnsAlone(t *testing.T) {
 }
 
 // -max-frame-size is the largest payload the server accepts, announced in
-// the handshake: a client refuses to send a larger request.
+// the handshake: a client refuses to send a larger request (uncompressed:
+// compressed, the 5000 bytes of x fit).
 func TestServeMaxFrameSize(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		onPipeNetwork(t)
@@ -135,9 +136,12 @@ func TestServeMaxFrameSize(t *testing.T) {
 		code, stdout, stderr := runCommand("call", "-addr", "small", "-data", "fits")
 		assert.Equal(t, exitOK, code, stderr)
 		assert.Equal(t, "fits\n", stdout)
-		code, _, stderr = runCommand("call", "-addr", "small", "-data", big)
+		code, _, stderr = runCommand("call", "-addr", "small", "-codecs", "none", "-data", big)
 		assert.Equal(t, exitFail, code)
 		assert.Contains(t, stderr, "exceeds the server's maximum frame size (4096 bytes)")
+		code, stdout, stderr = runCommand("call", "-addr", "small", "-data", big)
+		assert.Equal(t, exitOK, code, stderr)
+		assert.Equal(t, big+"\n", stdout, "compressed, it fits")
 		code, out, errOut := stop()
 		assert.Equal(t, exitOK, code, errOut)
 		assert.Contains(t, out, "max-frame-size=4096 ")
