@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the conformance suites from the repository root against every
-# built-in limiter and endpoint policy in process (each module's
+# built-in limiter, endpoint policy and codec in process (each module's
 # TestConformance*), and through the plugin bridge: the built-ins served by
 # cmd/sluice-builtins-plugin and the example third-party kind served by its
 # gcra-plugin binary, each checked by "sluice conformance --plugin". Prints one line per run:
@@ -45,6 +45,9 @@ run example.com/gcra examples/thirdparty-limiter -count=1 -run '^TestConformance
 run circuit-breaker endpointpolicy -count=1 -run '^TestConformanceCircuitBreaker$' .
 run adaptive-throttle endpointpolicy -count=1 -run '^TestConformanceAdaptiveThrottle$' .
 run endpoint-concurrency endpointpolicy -count=1 -run '^TestConformanceEndpointConcurrency$' .
+for c in zstd s2 gzip br identity; do
+	run "$c" codecs -count=1 -run "^TestBuiltinCodecsPassTheConformanceSuite\$/^$c\$" .
+done
 
 # Through the bridge: build the plugin binaries and the sluice command, and
 # let "sluice conformance" print the lines (it exits 1 if a kind fails).

@@ -3,6 +3,7 @@ module github.com/sluicerpc/sluice/cmd/sluice-builtins-plugin
 go 1.26.0
 
 replace (
+	github.com/sluicerpc/sluice/codecs => ../../codecs
 	github.com/sluicerpc/sluice/conformance => ../../conformance
 	github.com/sluicerpc/sluice/limiters/concurrency => ../../limiters/concurrency
 	github.com/sluicerpc/sluice/limiters/tokenbucket => ../../limiters/tokenbucket
@@ -12,6 +13,7 @@ replace (
 )
 
 require (
+	github.com/sluicerpc/sluice/codecs v0.0.0
 	github.com/sluicerpc/sluice/conformance v0.0.0
 	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0
 	github.com/sluicerpc/sluice/limiters/tokenbucket v0.0.0

@@ -1,7 +1,8 @@
 // Command sluice-builtins-plugin serves sluice's built-in limiter kinds
-// (concurrency, tokenbucket, fixedwindow, slidingwindow) and endpoint
-// policies (circuit-breaker, adaptive-throttle, endpoint-concurrency) as one
-// plugin binary, each with its conformance capabilities.
+// (concurrency, tokenbucket, fixedwindow, slidingwindow), endpoint
+// policies (circuit-breaker, adaptive-throttle, endpoint-concurrency) and
+// codecs (zstd, s2, gzip, br, identity, each with its bomb) as one plugin
+// binary, each with its conformance capabilities.
 //
 // It exists to prove the plug-in bridge with the conformance suite:
 //
@@ -17,6 +18,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/sluicerpc/sluice/codecs"
 	"github.com/sluicerpc/sluice/conformance/capabilities"
 	"github.com/sluicerpc/sluice/endpointpolicy"
 	"github.com/sluicerpc/sluice/limiters/concurrency"
@@ -83,10 +85,22 @@ func policies() []plugin.EndpointPolicyEntry {
 	}
 }
 
+// codecEntries lists the served codecs: the built-ins in their order of
+// preference, then identity, each with codecs.Bomb for the suite.
+func codecEntries() []plugin.CodecEntry {
+	var out []plugin.CodecEntry
+	for _, c := range append(codecs.Builtin(), codecs.Identity()) {
+		name := c.Name()
+		out = append(out, plugin.CodecEntry{Codec: c, Bomb: func(n int64) ([]byte, error) { return codecs.Bomb(name, n) }})
+	}
+	return out
+}
+
 func main() {
 	plugin.Serve(plugin.ServeConfig{
 		LimiterKinds:     entries(),
 		EndpointPolicies: policies(),
+		Codecs:           codecEntries(),
 		Logger:           plugin.NewPluginLogger("sluice-builtins-plugin"),
 	})
 }

@@ -17,7 +17,7 @@ import (
 // built-in kind, each with capabilities. The kinds' behaviour through the
 // bridge is checked by "make conformance" (sluice conformance --plugin).
 func TestServesEveryBuiltinKind(t *testing.T) {
-	c := plugin.ServeConfig{LimiterKinds: entries(), EndpointPolicies: policies()}
+	c := plugin.ServeConfig{LimiterKinds: entries(), EndpointPolicies: policies(), Codecs: codecEntries()}
 	require.NoError(t, c.Validate())
 	var names []string
 	for _, e := range c.LimiterKinds {
@@ -32,4 +32,14 @@ func TestServesEveryBuiltinKind(t *testing.T) {
 		assert.NotNil(t, e.New(spi.SystemClock{}), e.Name)
 	}
 	assert.Equal(t, []string{"circuit-breaker", "adaptive-throttle", "endpoint-concurrency"}, pols)
+	var cs []string
+	for _, e := range c.Codecs {
+		cs = append(cs, e.Codec.Name())
+		b, err := e.Bomb(1 << 20)
+		require.NoError(t, err, e.Codec.Name())
+		if e.Codec.Name() != "identity" {
+			assert.Less(t, len(b), 1<<20, "%s: a bomb is smaller than what it decodes to", e.Codec.Name())
+		}
+	}
+	assert.Equal(t, []string{"zstd", "s2", "gzip", "br", "identity"}, cs)
 }
