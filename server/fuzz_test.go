@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicerpc/sluice/codecs"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/server"
 )
@@ -54,12 +55,23 @@ type pipeAddr struct{}
 func (pipeAddr) Network() string { return "pipe" }
 func (pipeAddr) String() string  { return "pipe" }
 
-// FuzzServerConnection sends a valid handshake, then arbitrary bytes: the
-// server must never panic, must answer or close, and must keep serving
-// other connections.
+// FuzzServerConnection sends a valid handshake (offering every codec),
+// then arbitrary bytes: the server must never panic, must answer or close,
+// must keep serving other connections, and must give back every budget.
+// The seeds include compressed requests in each codec, whole and cut, so
+// that the fuzzer reaches the decoders through the request path.
 func FuzzServerConnection(f *testing.F) {
 	req, _ := protocol.AppendRequest(nil, 1, &protocol.Request{Service: 0, Method: 0, Body: []byte("x")})
 	f.Add(req)
+	for i, name := range []string{"zstd", "s2", "gzip", "br"} {
+		c, _ := codecs.ByName(name)
+		body := compressible(3000)
+		z, _, _ := c.Compress(make([]byte, 0, 4096), body)
+		creq, _ := protocol.AppendRequest(nil, 1, &protocol.Request{Service: 0, Method: 0, Body: z,
+			Compressed: true, CodecID: uint8(i + 1), OriginalLength: uint32(len(body)), Cancellable: true})
+		f.Add(creq)
+		f.Add(creq[:len(creq)-3])
+	}
 	cancel, _ := protocol.AppendCancel(nil, 1, protocol.CancelCaller)
 	f.Add(append(append([]byte(nil), req...), cancel...))
 	f.Add(protocol.AppendPing(nil, [8]byte{1}))
@@ -75,7 +87,8 @@ func FuzzServerConnection(f *testing.F) {
 		_ = srv.Close()
 		<-served
 	})
-	hs, err := protocol.AppendHandshake(nil, &protocol.Handshake{Version: protocol.Version, MaxFrameSize: 1 << 20})
+	hs, err := protocol.AppendHandshake(nil, &protocol.Handshake{Version: protocol.Version, MaxFrameSize: 1 << 20,
+		Capabilities: protocol.CapCompression, Codecs: []string{"zstd", "s2", "gzip", "br"}})
 	require.NoError(f, err)
 
 	f.Fuzz(func(t *testing.T, junk []byte) {
@@ -112,6 +125,15 @@ func FuzzServerConnection(f *testing.F) {
 		}
 		if h, _, err := rd.ReadFrame(); err != nil || h.Type != protocol.FrameResponse {
 			t.Fatalf("call after junk: %v %v", h.Type, err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			g := srv.Stats().Governor
+			if g.Decodes.Used == 0 && g.Retained.Used == 0 && g.Decoded.Used == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("budgets still held after the junk connection ended: %+v", g)
+			}
 		}
 	})
 }
