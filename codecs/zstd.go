@@ -34,15 +34,25 @@ func zstdCap(limit int) uint64 {
 	return min(uint64(1)<<bits.Len64(c-1), 1<<40)
 }
 
-var zstdEncoder = func() *zstd.Encoder {
-	// EncodeAll is safe for concurrent use; the default concurrency gives it
-	// GOMAXPROCS encoders (with one, concurrent calls would queue).
-	e, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true))
+// zstdWindow is the encoders' window: 1 MiB. An encoder keeps history
+// buffers of about three windows for its life; at the library's default
+// (8 MiB) one encoder held 18 MiB, and an Encoder with the default
+// concurrency keeps GOMAXPROCS of them forever (36 MB on 2 cores, above a
+// gigabyte on 64). At 1 MiB an encoder holds about 3.6 MB, and a message
+// of up to 1 MiB compresses exactly as with the default (matches cannot
+// reach further back than the message anyway).
+const zstdWindow = 1 << 20
+
+// zstdEncoders are single-goroutine encoders, pooled: an encoder exists
+// while compressions use it, and the collector reclaims idle ones, so
+// memory follows the compressions in flight, not the machine's size.
+var zstdEncoders = sync.Pool{New: func() any {
+	e, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(zstdWindow))
 	if err != nil {
 		panic("codecs: zstd encoder: " + err.Error())
 	}
 	return e
-}()
+}}
 
 type zstdReader struct {
 	d   *zstd.Decoder
@@ -72,11 +82,13 @@ var scratch = sync.Pool{New: func() any { return new([]byte) }}
 func (zstdCodec) Name() string { return "zstd" }
 
 func (zstdCodec) Compress(dst, src []byte) ([]byte, bool, error) {
+	e := zstdEncoders.Get().(*zstd.Encoder)
+	defer zstdEncoders.Put(e)
 	spare := cap(dst) - len(dst)
-	if zstdEncoder.MaxEncodedSize(len(src)) <= spare {
-		return zstdEncoder.EncodeAll(src, dst), true, nil
+	if e.MaxEncodedSize(len(src)) <= spare {
+		return e.EncodeAll(src, dst), true, nil
 	}
-	return viaScratch(dst, src, zstdEncoder.MaxEncodedSize(len(src)), zstdEncoder.EncodeAll)
+	return viaScratch(dst, src, e.MaxEncodedSize(len(src)), e.EncodeAll)
 }
 
 // viaScratch encodes src with encode into a pooled buffer of at least most
