@@ -28,7 +28,8 @@ type Stats struct {
 	// Calls counts calls handed to a handler goroutine; Refusals counts
 	// calls the server refused without running them, by reason
 	// ("concurrency", "queue_full", "call_capacity", "unavailable",
-	// "unimplemented", ...). A call its client cancelled (or whose
+	// "unimplemented", and for compressed requests "invalid_body",
+	// "retained_bytes", "decoded_bytes", "decode_failed", ...). A call its client cancelled (or whose
 	// deadline or connection ended) while it was queued is not a refusal:
 	// it is counted in EndedWhileQueued.
 	Calls            uint64
