@@ -25,26 +25,47 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sluicerpc/sluice/bench/internal/reject"
 	"github.com/sluicerpc/sluice/bench/internal/unary"
 )
 
 func main() {
+	if kind := os.Getenv(reject.ChildEnv); kind != "" {
+		if err := reject.ServeChild(kind, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "compare: reject server:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	d := flag.Duration("d", time.Second, "measured duration of each case and round")
 	warmup := flag.Duration("warmup", 200*time.Millisecond, "warm-up before each measurement")
 	rounds := flag.Int("rounds", 3, "rounds; medians are reported")
 	sizesFlag := flag.String("sizes", "1,1024", "payload sizes in bytes, comma-separated")
 	concsFlag := flag.String("concs", "1,16,64,128", "concurrent callers, comma-separated")
 	grpcFlag := flag.Bool("grpc", true, "include grpc-go (without it, only sluice with and without admission)")
+	rejectSizes := flag.String("reject-sizes", "1024,65536", "payload sizes of the capacity-refused flood, comma-separated (empty: no flood)")
+	rejectConc := flag.Int("reject-conc", 16, "concurrent callers of the capacity-refused flood")
 	flag.Parse()
 	sizes, err1 := ints(*sizesFlag)
 	concs, err2 := ints(*concsFlag)
-	if *d <= 0 || *warmup < 0 || *rounds < 1 || err1 != nil || err2 != nil {
-		fmt.Fprintln(os.Stderr, "compare: -d must be positive, -warmup not negative, -rounds at least 1, -sizes and -concs positive integers")
+	var rsizes []int
+	var err3 error
+	if *rejectSizes != "" {
+		rsizes, err3 = ints(*rejectSizes)
+	}
+	if *d <= 0 || *warmup < 0 || *rounds < 1 || err1 != nil || err2 != nil || err3 != nil || *rejectConc < 1 {
+		fmt.Fprintln(os.Stderr, "compare: -d must be positive, -warmup not negative, -rounds at least 1, -sizes, -concs and -reject-sizes positive integers, -reject-conc at least 1")
 		os.Exit(2)
 	}
 	if err := run(*d, *warmup, *rounds, sizes, concs, *grpcFlag); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
+	}
+	if len(rsizes) > 0 && *grpcFlag {
+		if err := runReject(*d, *warmup, *rounds, rsizes, *rejectConc); err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
 	}
 }
 

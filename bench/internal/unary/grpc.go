@@ -2,36 +2,12 @@ package unary
 
 import (
 	"context"
-	"fmt"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/encoding"
+
+	"github.com/sluicerpc/sluice/bench/internal/rawcodec"
 )
-
-// rawCodec passes *[]byte through: grpc-go without protobuf.
-type rawCodec struct{}
-
-func (rawCodec) Name() string { return "raw" }
-
-func (rawCodec) Marshal(v any) ([]byte, error) {
-	b, ok := v.(*[]byte)
-	if !ok {
-		return nil, fmt.Errorf("raw codec: marshal of %T", v)
-	}
-	return *b, nil
-}
-
-func (rawCodec) Unmarshal(data []byte, v any) error {
-	b, ok := v.(*[]byte)
-	if !ok {
-		return fmt.Errorf("raw codec: unmarshal into %T", v)
-	}
-	*b = append((*b)[:0], data...)
-	return nil
-}
-
-var _ encoding.Codec = rawCodec{}
 
 type echoServer interface{}
 
@@ -53,7 +29,7 @@ var echoDesc = grpc.ServiceDesc{
 // GRPC is grpc-go's unary echo over TCP loopback with the raw codec.
 func GRPC() System {
 	return System{Name: "grpc-go", Start: func() (Caller, func(), error) {
-		srv := grpc.NewServer(grpc.ForceServerCodec(rawCodec{}))
+		srv := grpc.NewServer(grpc.ForceServerCodec(rawcodec.Codec{}))
 		srv.RegisterService(&echoDesc, struct{}{})
 		l, err := listen()
 		if err != nil {
@@ -62,7 +38,7 @@ func GRPC() System {
 		go func() { _ = srv.Serve(l) }()
 		cc, err := grpc.NewClient(l.Addr().String(),
 			grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})))
+			grpc.WithDefaultCallOptions(grpc.ForceCodec(rawcodec.Codec{})))
 		if err != nil {
 			srv.Stop()
 			return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sluicerpc/sluice/client"
+	"github.com/sluicerpc/sluice/codecs"
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/limiters/concurrency"
 	"github.com/sluicerpc/sluice/server"
@@ -21,7 +22,9 @@ func Sluice(admission bool) System {
 	return System{Name: name, Start: func() (Caller, func(), error) {
 		mux := server.NewMux()
 		mux.HandleRaw("echo", "Say", func(_ context.Context, req []byte) ([]byte, error) { return req, nil })
-		srv, err := server.New(mux, server.Options{})
+		// Never compress: these lines measure the uncompressed path
+		// (the 1 KiB echo would be compressed by the default policy).
+		srv, err := server.New(mux, server.Options{Compression: codecs.Config{Policy: codecs.Policy{MinSize: -1}}})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -7,6 +7,7 @@
 package unary
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -15,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicerpc/sluice/bench/internal/cputime"
 )
 
 // System is one RPC stack under test: Start serves the echo method on a
@@ -36,21 +39,37 @@ type Result struct {
 	Elapsed     time.Duration
 	P50, P99    time.Duration
 	// AllocsPerCall counts heap allocations of the whole process (client
-	// and server together) per call.
+	// and server together) per call; CPUPerCall is the process's user
+	// plus system CPU time per call (client and server together too).
 	AllocsPerCall float64
+	CPUPerCall    time.Duration
 	Errors        int64
 }
 
 // CallsPerSecond is the measured throughput.
 func (r Result) CallsPerSecond() float64 { return float64(r.Calls) / r.Elapsed.Seconds() }
 
-// Measure runs conc callers of caller with a payload of size bytes for
-// warmup, then for d, and returns the measurements of d. Every call's
-// response must equal its request.
+// Measure runs conc callers of caller with a payload of size bytes (a
+// repeated alphabet) for warmup, then for d, and returns the measurements
+// of d. Every call's response must be as long as its request.
 func Measure(name string, caller Caller, size, conc int, warmup, d time.Duration) (Result, error) {
 	body := make([]byte, size)
 	for i := range body {
 		body[i] = byte('a' + i%26)
+	}
+	return MeasureBody(name, caller, body, conc, warmup, d)
+}
+
+// MeasureBody is Measure with the request body given: every call sends
+// body, which the callers share and must not modify. The first response
+// must equal body byte for byte (checked before the warm-up); later ones
+// must be as long.
+func MeasureBody(name string, caller Caller, body []byte, conc int, warmup, d time.Duration) (Result, error) {
+	size := len(body)
+	if resp, err := caller(context.Background(), body); err != nil {
+		return Result{}, fmt.Errorf("%s: first call: %w", name, err)
+	} else if !bytes.Equal(resp, body) {
+		return Result{}, fmt.Errorf("%s: the echo of %d bytes came back as %d different bytes", name, size, len(resp))
 	}
 	var (
 		measuring atomic.Bool
@@ -91,11 +110,13 @@ func Measure(name string, caller Caller, size, conc int, warmup, d time.Duration
 	time.Sleep(warmup)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	cpu0 := cputime.Self()
 	measuring.Store(true)
 	start := time.Now()
 	time.Sleep(d)
 	measuring.Store(false)
 	elapsed := time.Since(start)
+	cpu := cputime.Self() - cpu0
 	runtime.ReadMemStats(&after)
 	stop.Store(true)
 	wg.Wait()
@@ -107,6 +128,7 @@ func Measure(name string, caller Caller, size, conc int, warmup, d time.Duration
 		return r, fmt.Errorf("%s: no call completed in %v", name, d)
 	}
 	r.AllocsPerCall = float64(after.Mallocs-before.Mallocs) / float64(r.Calls)
+	r.CPUPerCall = cpu / time.Duration(r.Calls)
 	var all []time.Duration
 	for _, l := range lat {
 		all = append(all, l...)
