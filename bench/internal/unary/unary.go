@@ -63,7 +63,9 @@ func Measure(name string, caller Caller, size, conc int, warmup, d time.Duration
 // MeasureBody is Measure with the request body given: every call sends
 // body, which the callers share and must not modify. The first response
 // must equal body byte for byte (checked before the warm-up); later ones
-// must be as long.
+// must be as long. The warm-up starts when every caller has finished its
+// first call; the measurement lasts d, or longer, up to 10 d, until 2
+// calls per caller have completed in it.
 func MeasureBody(name string, caller Caller, body []byte, conc int, warmup, d time.Duration) (Result, error) {
 	size := len(body)
 	if resp, err := caller(context.Background(), body); err != nil {
@@ -84,12 +86,17 @@ func MeasureBody(name string, caller Caller, body []byte, conc int, warmup, d ti
 		lat[i] = make([]time.Duration, 0, 1<<16)
 	}
 	ctx := context.Background()
+	var warm sync.WaitGroup // each caller's first call done
+	warm.Add(conc)
 	for w := range conc {
 		wg.Go(func() {
-			for !stop.Load() {
+			for first := true; !stop.Load(); first = false {
 				start := time.Now()
 				resp, err := caller(ctx, body)
 				el := time.Since(start)
+				if first {
+					warm.Done()
+				}
 				if err != nil || len(resp) != len(body) {
 					errs.Add(1)
 					if err == nil {
@@ -107,6 +114,10 @@ func MeasureBody(name string, caller Caller, body []byte, conc int, warmup, d ti
 			}
 		})
 	}
+	// The warm-up starts once every caller has finished a call, so that
+	// callers that all started together and take longer than the window
+	// are not all in flight across it.
+	warm.Wait()
 	time.Sleep(warmup)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -114,6 +125,11 @@ func MeasureBody(name string, caller Caller, body []byte, conc int, warmup, d ti
 	measuring.Store(true)
 	start := time.Now()
 	time.Sleep(d)
+	// Slow calls (a 1 MiB gzip echo): measure at least two calls per
+	// caller, for at most ten times d.
+	for calls.Load() < int64(2*conc) && time.Since(start) < 10*d {
+		time.Sleep(d / 20)
+	}
 	measuring.Store(false)
 	elapsed := time.Since(start)
 	cpu := cputime.Self() - cpu0
