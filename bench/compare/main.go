@@ -1,9 +1,11 @@
-// Command compare measures sluice's unary echo against grpc-go over TCP
-// loopback, side by side in one process: 1 B and 1 KiB payloads at 1, 16,
-// 64 and 128 concurrent calls, reporting calls/s, p50, p99 and allocations
-// per call (client and server together). It repeats every case -rounds
-// times, interleaving the systems, and reports medians. It prints a table,
-// then one line per case
+// Command compare measures sluice against grpc-go over TCP loopback, side
+// by side, in one run. It repeats every case -rounds times, interleaving
+// the systems, and reports medians. Three sections:
+//
+// Unary echo, uncompressed (neither sluice side compresses anything): 1 B
+// and 1 KiB payloads at 1, 16, 64 and 128 concurrent calls, reporting
+// calls/s, p50, p99 and allocations per call (client and server
+// together), then one line per case
 //
 //	RATIO unary/<size>/c<n> <sluice calls/s divided by grpc-go calls/s>
 //
@@ -12,10 +14,33 @@
 //
 //	RATIO admission/<size>/c<n> <sluice-admission calls/s divided by sluice calls/s>
 //
+// Compressed unary echo (compressed.go): a JSON-like payload of 1 KiB,
+// 64 KiB and 1 MiB at 1 and 16 concurrent calls, compressed both ways,
+// sluice with zstd, s2 and gzip against grpc-go with its gzip compressor:
+//
+//	RATIO compressed/<codec>/<size>/c<n> <sluice calls/s divided by grpc-go-gzip calls/s>
+//
+// A capacity-refused compressed flood (reject.go, bench/internal/reject):
+// each server in a child process, its one call held, 16 callers sending
+// compressed 1 KiB and 64 KiB requests that are all refused; the
+// server's CPU per refused call, sluice against grpc-go refusing from a
+// unary interceptor and from a tap handle:
+//
+//	RATIO reject/<size>/interceptor <sluice server CPU per refused call / grpc-go's>
+//	RATIO reject/<size>/tap <the same against the tap handle>
+//
+// with sluice's Stats().Decompressions for the refused calls (the run
+// fails unless it is 0).
+//
 //	go run ./compare [-d 1s] [-warmup 200ms] [-rounds 3] [-sizes 1,1024] [-concs 1,16,64,128] [-grpc=false]
+//	    [-compressed-sizes 1024,65536,1048576] [-compressed-concs 1,16] [-reject-sizes 1024,65536] [-reject-conc 16]
+//
+// -grpc=false runs only the uncompressed sluice lines; an empty list skips
+// its section.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -43,23 +68,29 @@ func main() {
 	sizesFlag := flag.String("sizes", "1,1024", "payload sizes in bytes, comma-separated")
 	concsFlag := flag.String("concs", "1,16,64,128", "concurrent callers, comma-separated")
 	grpcFlag := flag.Bool("grpc", true, "include grpc-go (without it, only sluice with and without admission)")
+	compSizes := flag.String("compressed-sizes", "1024,65536,1048576", "payload sizes of the compressed unary calls, comma-separated (empty: none)")
+	compConcs := flag.String("compressed-concs", "1,16", "concurrent callers of the compressed unary calls, comma-separated")
 	rejectSizes := flag.String("reject-sizes", "1024,65536", "payload sizes of the capacity-refused flood, comma-separated (empty: no flood)")
 	rejectConc := flag.Int("reject-conc", 16, "concurrent callers of the capacity-refused flood")
 	flag.Parse()
 	sizes, err1 := ints(*sizesFlag)
 	concs, err2 := ints(*concsFlag)
-	var rsizes []int
-	var err3 error
-	if *rejectSizes != "" {
-		rsizes, err3 = ints(*rejectSizes)
-	}
-	if *d <= 0 || *warmup < 0 || *rounds < 1 || err1 != nil || err2 != nil || err3 != nil || *rejectConc < 1 {
-		fmt.Fprintln(os.Stderr, "compare: -d must be positive, -warmup not negative, -rounds at least 1, -sizes, -concs and -reject-sizes positive integers, -reject-conc at least 1")
+	csizes, err3 := optInts(*compSizes)
+	cconcs, err4 := ints(*compConcs)
+	rsizes, err5 := optInts(*rejectSizes)
+	if *d <= 0 || *warmup < 0 || *rounds < 1 || *rejectConc < 1 || errors.Join(err1, err2, err3, err4, err5) != nil {
+		fmt.Fprintln(os.Stderr, "compare: -d must be positive, -warmup not negative, -rounds at least 1, -reject-conc at least 1, the lists positive integers")
 		os.Exit(2)
 	}
 	if err := run(*d, *warmup, *rounds, sizes, concs, *grpcFlag); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
+	}
+	if len(csizes) > 0 && *grpcFlag {
+		if err := runCompressed(*d, *warmup, *rounds, csizes, cconcs); err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
 	}
 	if len(rsizes) > 0 && *grpcFlag {
 		if err := runReject(*d, *warmup, *rounds, rsizes, *rejectConc); err != nil {
@@ -167,7 +198,18 @@ func ints(s string) ([]int, error) {
 	return out, nil
 }
 
+// optInts is ints, or none for the empty string.
+func optInts(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	return ints(s)
+}
+
 func sizeName(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%dMiB", n>>20)
+	}
 	if n >= 1024 && n%1024 == 0 {
 		return fmt.Sprintf("%dKiB", n/1024)
 	}

@@ -11,6 +11,12 @@ import (
 	"github.com/sluicerpc/sluice/spi"
 )
 
+// never is the plain systems' compression: the built-in profiles
+// negotiated as by default, but no body compressed either way (the
+// default policy would compress the 1 KiB echo), so that these systems
+// measure the uncompressed path.
+var never = codecs.Config{Policy: codecs.Policy{MinSize: -1}}
+
 // Sluice is sluice's raw echo; with admission, the server's admission is
 // enabled with a global concurrency limit no call reaches, so every call
 // takes an immediate permit.
@@ -22,9 +28,7 @@ func Sluice(admission bool) System {
 	return System{Name: name, Start: func() (Caller, func(), error) {
 		mux := server.NewMux()
 		mux.HandleRaw("echo", "Say", func(_ context.Context, req []byte) ([]byte, error) { return req, nil })
-		// Never compress: these lines measure the uncompressed path
-		// (the 1 KiB echo would be compressed by the default policy).
-		srv, err := server.New(mux, server.Options{Compression: codecs.Config{Policy: codecs.Policy{MinSize: -1}}})
+		srv, err := server.New(mux, server.Options{Compression: never})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -38,7 +42,7 @@ func Sluice(admission bool) System {
 			return nil, nil, err
 		}
 		go func() { _ = srv.Serve(l) }()
-		c, err := client.Dial(context.Background(), []string{l.Addr().String()}, client.Options{})
+		c, err := client.Dial(context.Background(), []string{l.Addr().String()}, client.Options{Compression: never})
 		if err != nil {
 			_ = srv.Close()
 			return nil, nil, err
