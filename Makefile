@@ -39,8 +39,10 @@ bench:
 bench-reload:
 	cd bench && $(GO) run ./reload
 
-## bench-compare: sluice's unary echo against grpc-go over TCP loopback, in
-## one run: a table and one RATIO line per case (see bench/compare).
+## bench-compare: sluice against grpc-go over TCP loopback, in one run: the
+## unary echo uncompressed and compressed, and a capacity-refused compressed
+## flood (CPU per refused call); tables and one RATIO line per case (see
+## bench/compare).
 bench-compare:
 	cd bench && $(GO) run ./compare
 

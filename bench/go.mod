@@ -19,7 +19,7 @@ require (
 
 require (
 	github.com/sluicerpc/sluice/message v0.0.0 // indirect
-	github.com/sluicerpc/sluice/protocol v0.0.0 // indirect
+	github.com/sluicerpc/sluice/protocol v0.0.0
 )
 
 require (

@@ -1,8 +1,6 @@
 package reject
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -12,16 +10,19 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	grpcgzip "google.golang.org/grpc/encoding/gzip"
+	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/status"
 
 	"github.com/sluicerpc/sluice/bench/internal/rawcodec"
 )
 
+// dialGRPC connects with the raw codec, each request compressed as
+// preName (gzip bytes, each body compressed once).
 func dialGRPC(addr string) (*grpc.ClientConn, error) {
+	registerPre()
 	return grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawcodec.Codec{}), grpc.UseCompressor(grpcgzip.Name)))
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawcodec.Codec{}), grpc.UseCompressor(preName)))
 }
 
 // holdGRPC takes the server's one call: a call to /flood/Hold on a
@@ -46,8 +47,8 @@ func holdGRPC(addr string) (func(), error) {
 }
 
 // grpcFlood is conc goroutines calling /flood/Say in a loop on one
-// connection, grpc-go's client compressing each request with gzip; every
-// call must fail ResourceExhausted.
+// connection, each request the body in grpc-go's gzip (compressed once:
+// preName); every call must fail ResourceExhausted.
 type grpcFlood struct {
 	cc   *grpc.ClientConn
 	stop atomic.Bool
@@ -76,7 +77,12 @@ func floodGRPC(addr string, body []byte, conc int) (flooder, int, error) {
 			}
 		})
 	}
-	return f, gzipSize(body), nil
+	z, err := encoding.GetCompressor(preName).(*preCompressor).compressed(body)
+	if err != nil {
+		_ = f.Stop()
+		return nil, 0, err
+	}
+	return f, len(z), nil
 }
 
 // Stop ends the flood after the calls in flight.
@@ -88,14 +94,4 @@ func (f *grpcFlood) Stop() error {
 		return e
 	}
 	return nil
-}
-
-// gzipSize is the size of body as grpc-go's gzip compressor (the
-// standard library's, default level) sends it.
-func gzipSize(body []byte) int {
-	var b bytes.Buffer
-	w := gzip.NewWriter(&b)
-	_, _ = w.Write(body)
-	_ = w.Close()
-	return b.Len()
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/sluicerpc/sluice/bench/internal/rawcodec"
 )
 
-// grpcServer is the grpc-go child: the raw codec, gzip registered (its
-// Decompress counted), a call capacity of one taken by the unary
+// grpcServer is the grpc-go child: the raw codec, gzip registered as
+// preName (its Decompress counted), a call capacity of one taken by the unary
 // interceptor for the calls it accepts; a call that finds it taken is
 // refused ResourceExhausted, by the interceptor or, with tap, by the tap
 // handle first.
@@ -36,9 +36,9 @@ var errCapacity = status.Error(codes.ResourceExhausted, "call capacity")
 
 func serveGRPC(withTap bool) (floodServer, error) {
 	s := &grpcServer{entered: make(chan struct{})}
-	// Only this child process has the counting gzip; it decompresses
-	// with grpc-go's own gzip compressor.
-	encoding.RegisterCompressor(countingCompressor{Compressor: encoding.GetCompressor(gzip.Name), n: &s.decompressions})
+	// The flood's requests come as preName: gzip, decompressed by
+	// grpc-go's own gzip compressor, each call counted.
+	encoding.RegisterCompressor(countingCompressor{Compressor: encoding.GetCompressor(gzip.Name), name: preName, n: &s.decompressions})
 	opts := []grpc.ServerOption{grpc.ForceServerCodec(rawcodec.Codec{}), grpc.UnaryInterceptor(s.intercept)}
 	if withTap {
 		opts = append(opts, grpc.InTapHandle(s.tap))
@@ -90,11 +90,15 @@ func (s *grpcServer) stop()        { s.srv.Stop() }
 
 func (s *grpcServer) counts() (uint64, uint64) { return s.refused.Load(), s.decompressions.Load() }
 
-// countingCompressor is grpc-go's gzip with its Decompress calls counted.
+// countingCompressor is grpc-go's gzip under name, its Decompress calls
+// counted.
 type countingCompressor struct {
 	encoding.Compressor
-	n *atomic.Uint64
+	name string
+	n    *atomic.Uint64
 }
+
+func (c countingCompressor) Name() string { return c.name }
 
 func (c countingCompressor) Decompress(r io.Reader) (io.Reader, error) {
 	c.n.Add(1)
