@@ -34,25 +34,29 @@ func zstdCap(limit int) uint64 {
 	return min(uint64(1)<<bits.Len64(c-1), 1<<40)
 }
 
-// zstdWindow is the encoders' window: 1 MiB. An encoder keeps history
-// buffers of about three windows for its life; at the library's default
-// (8 MiB) one encoder held 18 MiB, and an Encoder with the default
-// concurrency keeps GOMAXPROCS of them forever (36 MB on 2 cores, above a
-// gigabyte on 64). At 1 MiB an encoder holds about 3.6 MB, and a message
-// of up to 1 MiB compresses exactly as with the default (matches cannot
-// reach further back than the message anyway).
-const zstdWindow = 1 << 20
-
-// zstdEncoders are single-goroutine encoders, pooled: an encoder exists
-// while compressions use it, and the collector reclaims idle ones, so
-// memory follows the compressions in flight, not the machine's size.
-var zstdEncoders = sync.Pool{New: func() any {
-	e, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(zstdWindow))
+// zstdEncoder compresses every zstd body: EncodeAll is safe for
+// concurrent use, and the default concurrency gives it GOMAXPROCS encoders
+// (with fewer, concurrent calls would queue). It is made once, at package
+// initialization: an Encoder hands its encoders around on a channel, and a
+// channel made inside a testing/synctest bubble must not be used outside
+// it, so encoders made on demand (say, pooled) would crash a program whose
+// tests compress both inside and outside bubbles
+// [TestCodecsWorkInsideAndOutsideSynctestBubbles].
+//
+// Each encoder keeps its history buffers for the process's life, so they
+// are kept small: a 1 MiB window and WithLowerEncoderMem hold about 2.5 MB
+// per encoder after large bodies (1.3 MB after small ones), where the
+// library's defaults (an 8 MiB window) held 18 MiB each: 36 MB on 2 cores,
+// above a gigabyte on 64 [TestZstdEncodersHoldLittle]. A body of up to
+// 1 MiB compresses exactly as with the default window.
+var zstdEncoder = func() *zstd.Encoder {
+	e, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithWindowSize(1<<20), zstd.WithLowerEncoderMem(true))
 	if err != nil {
 		panic("codecs: zstd encoder: " + err.Error())
 	}
+	e.EncodeAll([]byte{0}, nil) // initializes it here, outside any bubble
 	return e
-}}
+}()
 
 type zstdReader struct {
 	d   *zstd.Decoder
@@ -61,7 +65,11 @@ type zstdReader struct {
 	out spill
 }
 
-var zstdReaders = sync.Pool{New: func() any {
+// zstdReaders are the pooled decoders. A goroutine in a testing/synctest
+// bubble makes its own and drops it (see inSynctestBubble).
+var zstdReaders = sync.Pool{New: func() any { return newZstdReader() }}
+
+func newZstdReader() *zstdReader {
 	const initial = 1 << 20
 	d, err := zstd.NewReader(nil,
 		zstd.WithDecoderConcurrency(1), // synchronous: decodes only as it is read
@@ -74,7 +82,7 @@ var zstdReaders = sync.Pool{New: func() any {
 		panic("codecs: zstd decoder: " + err.Error())
 	}
 	return &zstdReader{d: d, cap: initial}
-}}
+}
 
 // scratch buffers for compressed forms that may not fit dst.
 var scratch = sync.Pool{New: func() any { return new([]byte) }}
@@ -82,8 +90,7 @@ var scratch = sync.Pool{New: func() any { return new([]byte) }}
 func (zstdCodec) Name() string { return "zstd" }
 
 func (zstdCodec) Compress(dst, src []byte) ([]byte, bool, error) {
-	e := zstdEncoders.Get().(*zstd.Encoder)
-	defer zstdEncoders.Put(e)
+	e := zstdEncoder
 	spare := cap(dst) - len(dst)
 	if e.MaxEncodedSize(len(src)) <= spare {
 		return e.EncodeAll(src, dst), true, nil
@@ -118,12 +125,18 @@ func (zstdCodec) Decompress(ctx context.Context, dst, src []byte, limit int) ([]
 	if size != len(src) {
 		return dst, spi.CorruptError("zstd", fmt.Sprintf("%d trailing bytes after the frame", len(src)-size), nil)
 	}
-	zr := zstdReaders.Get().(*zstdReader)
-	defer func() {
-		zr.src.Reset(nil)
-		_ = zr.d.Reset(nil)
-		zstdReaders.Put(zr)
-	}()
+	var zr *zstdReader
+	if inSynctestBubble() {
+		zr = newZstdReader()
+		defer zr.d.Close()
+	} else {
+		zr = zstdReaders.Get().(*zstdReader)
+		defer func() {
+			zr.src.Reset(nil)
+			_ = zr.d.Reset(nil)
+			zstdReaders.Put(zr)
+		}()
+	}
 	zr.src.Reset(src)
 	if c := zstdCap(limit); c != zr.cap {
 		err = zr.d.ResetWithOptions(&zr.src, zstd.WithDecoderMaxWindow(c), zstd.WithDecoderMaxMemory(c))

@@ -54,8 +54,8 @@ func runCommand(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
-// TestConformanceBuiltinPlugin: every built-in kind passes through the
-// bridge, one line each, exit 0.
+// TestConformanceBuiltinPlugin: every built-in kind, endpoint policy and
+// codec passes through the bridge, one line each, exit 0.
 func TestConformanceBuiltinPlugin(t *testing.T) {
 	code, out, errOut := runCommand("conformance", "--plugin", limitersPlugin(t))
 	assert.Equal(t, exitOK, code, "stderr:\n%s", errOut)
@@ -66,6 +66,11 @@ conformance slidingwindow plugin PASS
 conformance circuit-breaker plugin PASS
 conformance adaptive-throttle plugin PASS
 conformance endpoint-concurrency plugin PASS
+conformance zstd plugin PASS
+conformance s2 plugin PASS
+conformance gzip plugin PASS
+conformance br plugin PASS
+conformance identity plugin PASS
 `, out)
 }
 
