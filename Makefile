@@ -21,9 +21,9 @@ test: check-work
 	done
 	@$(MAKE) --no-print-directory conformance
 
-## conformance: the conformance suite against every built-in limiter and the
-## example third-party limiter, in-process and through the plugin bridge,
-## one line per run.
+## conformance: the conformance suites against every built-in limiter,
+## endpoint policy and codec and the example third-party limiter,
+## in-process and through the plugin bridge, one line per run.
 conformance:
 	@bash scripts/conformance.sh
 
