@@ -88,7 +88,7 @@ func (gzipCodec) Decompress(ctx context.Context, dst, src []byte, limit int) ([]
 			hint = min(isize, len(src)*gzipMaxRatio)
 		}
 	}
-	out, err := readBounded(ctx, "gzip", &gr.r, dst, limit, hint, &gr.out)
+	out, err := readBounded(ctx, "gzip", &gr.r, dst, limit, trustedHint(hint, len(src)), &gr.out)
 	if err != nil {
 		return out, err
 	}

@@ -17,7 +17,8 @@ import (
 // caller checks it before any work). On error it returns dst[:len(dst)].
 //
 // Output goes first into dst's spare capacity, which is first grown to
-// hint bytes (at most limit; a size the body declares) when it has less;
+// hint bytes (a size the body declares, trusted only up to limit and to
+// trustedHint of the compressed size) when it has less;
 // past that capacity it goes into pooled quanta of spi.DecodeQuantum bytes,
 // copied at the end into one allocation of exactly the decoded size. So a
 // body refused at its limit costs no allocation beyond the pool (never a
@@ -164,4 +165,18 @@ func (w *boundedWriter) Write(p []byte) (int, error) {
 	}
 	w.buf = append(w.buf, p...)
 	return len(p), nil
+}
+
+// trustedHint bounds the decoded size a body declares (a zstd frame's
+// content size, gzip's ISIZE) by what its compressed size makes plausible
+// before the output has been seen: max(DecodeQuantum, 16 x compressed).
+// Memory follows bytes decoded, not bytes declared: a small frame that
+// declares the whole limit costs at most one quantum up front, and its
+// output beyond the hint spills into pooled quanta as it arrives.
+func trustedHint(declared, compressed int) int {
+	most := spi.DecodeQuantum
+	if compressed < (1<<62)/16 {
+		most = max(most, 16*compressed)
+	}
+	return min(declared, most)
 }

@@ -147,7 +147,7 @@ func (zstdCodec) Decompress(ctx context.Context, dst, src []byte, limit int) ([]
 	if err != nil {
 		return dst, spi.CorruptError("zstd", "starting the frame", err)
 	}
-	return readBounded(ctx, "zstd", zr.d, dst, limit, hint, &zr.out)
+	return readBounded(ctx, "zstd", zr.d, dst, limit, trustedHint(hint, len(src)), &zr.out)
 }
 
 // zstdFrame checks that src starts with one complete zstd frame that may
