@@ -46,6 +46,9 @@ type Permit struct {
 	// MaxQueueDelay from the moment it queued) between Start and Wait.
 	w        *waiter
 	deadline time.Time
+	// queued is the waiter while the request is queued, for ChargeQueued
+	// (which another goroutine than Wait's may call).
+	queued atomic.Pointer[waiter]
 }
 
 const (

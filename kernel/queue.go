@@ -14,6 +14,9 @@ type waiter struct {
 	p     *Permit // its route is the one being acquired
 	seq   uint64  // enqueue order, for FIFO across every state
 	bytes int64
+	// maxBytes is the MaxQueuedBytes of the program the request
+	// captured: the bound ChargeQueued keeps.
+	maxBytes int64
 	ready chan struct{} // closed once outcome is decided
 	// horizon is the instant, on the kernel's clock, after which the
 	// waiter will have given up (its captured MaxQueueDelay or its
@@ -75,7 +78,7 @@ func (p *Permit) enqueue(ctx context.Context, prog *program, req Request, st *st
 	}
 
 	p.status.Store(permitWaiting)
-	w := &waiter{p: p, bytes: req.Bytes, ready: make(chan struct{}), horizon: horizon}
+	w := &waiter{p: p, bytes: req.Bytes, maxBytes: q.MaxQueuedBytes, ready: make(chan struct{}), horizon: horizon}
 	k.qmu.Lock()
 	if k.sealed.Load() {
 		k.qmu.Unlock()
@@ -89,6 +92,7 @@ func (p *Permit) enqueue(ctx context.Context, prog *program, req Request, st *st
 	}
 	k.queuedCalls++
 	k.queuedBytes += req.Bytes
+	p.queued.Store(w)
 	k.seq++
 	w.seq = k.seq
 	k.linkLocked(w)
@@ -121,6 +125,7 @@ func (p *Permit) Wait(ctx context.Context) error {
 		panic("kernel: Wait without a queued Start")
 	}
 	p.w = nil
+	defer p.queued.Store(nil)
 	k := p.lease.g.value.k
 	select {
 	case <-w.ready:
