@@ -17,7 +17,7 @@ type waiter struct {
 	// maxBytes is the MaxQueuedBytes of the program the request
 	// captured: the bound ChargeQueued keeps.
 	maxBytes int64
-	ready chan struct{} // closed once outcome is decided
+	ready    chan struct{} // closed once outcome is decided
 	// horizon is the instant, on the kernel's clock, after which the
 	// waiter will have given up (its captured MaxQueueDelay or its
 	// context's deadline, whichever is first); zero when its route reads
