@@ -409,3 +409,26 @@ func TestACodecThatPanicsFailsOnlyItsCall(t *testing.T) {
 	assert.Equal(t, uint64(1), s.Stats().DecodeFailures)
 	requireLedgerZero(t, s)
 }
+
+// TestLimitsMaxDecodedSizeBoundsDecodedBodiesToo: an operator who sets
+// Options.Limits.MaxDecodedSize gets that bound, whatever
+// Compression.MaxDecodedSize says (the smaller wins).
+func TestLimitsMaxDecodedSizeBoundsDecodedBodiesToo(t *testing.T) {
+	lim := protocol.DefaultLimits()
+	lim.MaxDecodedSize = 8 << 10
+	s := startServer(t, server.Options{Limits: &lim, Compression: codecs.Config{MaxDecodedSize: 1 << 20}})
+	c := dialOffering(t, s.addr, "zstd")
+	body := compressible(10 << 10)
+	id := c.send("echo", "Say", compress(t, codecs.Zstd(), body), compressed(1, len(body)))
+	r := c.next()
+	require.Equal(t, id, r.id)
+	require.NotNil(t, r.err)
+	assert.Equal(t, protocol.CodeResourceExhausted, r.err.Code)
+	assert.Contains(t, r.err.Message, "maximum decoded size 8192")
+	small := compressible(8 << 10)
+	id = c.send("echo", "Say", compress(t, codecs.Zstd(), small), compressed(1, len(small)))
+	r = c.next()
+	require.Equal(t, id, r.id)
+	require.Nil(t, r.err)
+	requireLedgerZero(t, s)
+}

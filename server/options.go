@@ -50,9 +50,10 @@ type Options struct {
 	Admission *kernel.Options
 
 	// Limits are the protocol limits the server accepts (frame size,
-	// metadata); protocol.DefaultLimits() by default. Its MaxDecodedSize
-	// is not used: Compression.MaxDecodedSize bounds decoded bodies, and a
-	// request declaring more is refused on its call, not as a violation.
+	// metadata); protocol.DefaultLimits() by default. Its MaxDecodedSize,
+	// when Limits is set, bounds decoded request bodies together with
+	// Compression.MaxDecodedSize (the smaller wins); a request declaring
+	// more is refused on its call, not as a violation.
 	Limits *protocol.Limits
 
 	// Compression is what the server accepts and answers with: the
@@ -202,10 +203,17 @@ func (o Options) resolve() (resolved, error) {
 	if err := r.limits.Validate(); err != nil {
 		return r, fmt.Errorf("server: Options.Limits: %w", err)
 	}
-	// Declared lengths are the governor's to judge, on the call.
+	// Declared lengths are the governor's to judge, on the call; a
+	// MaxDecodedSize given in Limits bounds them too.
+	comp := o.Compression
+	if o.Limits != nil {
+		if most := int(o.Limits.MaxDecodedSize); comp.MaxDecodedSize == 0 && most < codecs.DefaultMaxDecodedSize || comp.MaxDecodedSize > most {
+			comp.MaxDecodedSize = most
+		}
+	}
 	r.limits.MaxDecodedSize = math.MaxUint32
 	var err error
-	if r.comp, err = o.Compression.Resolve(); err != nil {
+	if r.comp, err = comp.Resolve(); err != nil {
 		return r, fmt.Errorf("server: Options.Compression: %w", err)
 	}
 	if err := o.Governor.Validate(); err != nil {

@@ -51,6 +51,7 @@ func TestServeCompressionOptionsMapping(t *testing.T) {
 	assert.Equal(t, 1<<20, r.MaxDecodedSize())
 	assert.Equal(t, 1<<20, r.DecodeLimit(1), "-decode-ratio 0: only -max-decoded-size bounds a body")
 	assert.Equal(t, governor.Limits{Decodes: 3, RetainedBytes: 1000, DecodedBytes: 2000}, so.Governor)
+	assert.Equal(t, uint32(1<<20), so.Limits.MaxDecodedSize, "Limits.MaxDecodedSize bounds decoded bodies too: it follows the flag")
 
 	o.Compression = compressionFlags{Codecs: "none", MinSize: -1, MaxDecodedSize: 10, DecodeRatio: 4, DecodeFloor: 5}
 	c := o.serverOptions().Compression

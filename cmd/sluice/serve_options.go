@@ -219,6 +219,9 @@ func inRange(flag string, v, least, most int64, zero string) error {
 func (o serveOptions) serverOptions() server.Options {
 	lim := protocol.DefaultLimits()
 	lim.MaxFrameSize = uint32(o.MaxFrameSize)
+	if o.Compression.MaxDecodedSize > 0 {
+		lim.MaxDecodedSize = uint32(o.Compression.MaxDecodedSize) // the server takes the smaller of the two
+	}
 	so := server.Options{
 		Connections:       server.ConnectionLimits{MaxConnections: o.MaxConns},
 		Calls:             server.CallCapacity{PerConnection: o.CallsPerConn, PerServer: o.CallsPerServer},
