@@ -143,6 +143,9 @@ func (w *SendWindow) reserve(ctx context.Context, n uint64, also <-chan struct{}
 	case <-also:
 		err = ErrClosed
 	}
+	if testHookGivingUp != nil {
+		testHookGivingUp()
+	}
 	w.mu.Lock()
 	if wt.granted {
 		// Granted while we were giving up: undo it, and hand the credit on.
@@ -155,6 +158,10 @@ func (w *SendWindow) reserve(ctx context.Context, n uint64, also <-chan struct{}
 	w.mu.Unlock()
 	return err
 }
+
+// testHookGivingUp, if set, runs when a waiter has decided to give up and
+// before it takes the mutex again: the moment a grant can race with it.
+var testHookGivingUp func()
 
 // commit turns a held reservation into a final one.
 func (w *SendWindow) commit(n uint64) {
