@@ -95,9 +95,9 @@ func TestViolations(t *testing.T) {
 		{"short header", raw(req, 0, 1)[:15], "short header"},
 		{"bad magic", append([]byte{0xA6}, raw(req, 0, 1, uv(0), uv(0))[1:]...), "bad magic"},
 		{"type 0", raw(0, 0, 0), "unknown frame type"},
-		{"type 10", raw(10, 0, 0), "unknown frame type"},
+		{"type 13", raw(13, 0, 0), "unknown frame type"},
 		{"type 255", raw(255, 0, 1), "unknown frame type"},
-		{"unknown flag", raw(req, 0x0020, 1, uv(0), uv(0)), "not allowed"},
+		{"unknown flag", raw(req, 0x0100, 1, uv(0), uv(0)), "not allowed"},
 		{"high flag", raw(req, 0x8000, 1, uv(0), uv(0)), "not allowed"},
 		{"one-way on response", raw(rsp, protocol.FlagOneWay, 1), "OneWay not allowed on Response"},
 		{"budget on response", raw(rsp, protocol.FlagHasBudget, 1), "not allowed"},
@@ -106,6 +106,12 @@ func TestViolations(t *testing.T) {
 		{"flag on cancel", raw(cnl, protocol.FlagCancellable, 1, b(1)), "not allowed"},
 		{"flag on ping", raw(protocol.FramePing, protocol.FlagOneWay, 0, rep(0, 8)), "not allowed"},
 		{"one-way and cancellable", raw(req, protocol.FlagOneWay|protocol.FlagCancellable, 1, uv(0), uv(0)), "OneWay and Cancellable"},
+		{"stream and one-way", raw(req, protocol.FlagStream|protocol.FlagOneWay, 1, uv(0), uv(0)), "Stream and OneWay"},
+		{"has-message without stream", raw(req, protocol.FlagHasMessage, 1, uv(0), uv(0)), "HasMessage on a Request without Stream"},
+		{"end-stream without stream", raw(req, protocol.FlagEndStream, 1, uv(0), uv(0)), "EndStream on a Request without Stream"},
+		{"stream compressed without message", raw(req, protocol.FlagStream|protocol.FlagCompressed, 1, uv(0), uv(0), b(1), uv(1), b(1)), "Compressed on a stream Request without HasMessage"},
+		{"stream flag on response", raw(rsp, protocol.FlagStream, 1), "Stream not allowed on Response"},
+		{"end-stream on response", raw(rsp, protocol.FlagEndStream, 1), "not allowed"},
 		{"handshake id", raw(hs, 0, 1), "non-zero id"},
 		{"handshake ack id", raw(ack, 0, 1), "non-zero id"},
 		{"goaway id", raw(ga, 0, 7), "non-zero id"},
@@ -171,6 +177,9 @@ func TestViolations(t *testing.T) {
 		{"request compressed no length", raw(req, protocol.FlagCompressed, 1, uv(0), uv(0), b(1)), "truncated original length"},
 		{"request compressed too large", raw(req, protocol.FlagCompressed, 1, uv(0), uv(0), b(1), uv(64<<20+1), b(1)), "exceeds max decoded size"},
 		{"request compressed no data", raw(req, protocol.FlagCompressed, 1, uv(0), uv(0), b(1), uv(10)), "without compressed data"},
+		{"stream request without message has a body", raw(req, protocol.FlagStream, 1, uv(0), uv(0), b(0)), "stream without HasMessage has a 1-byte body"},
+		{"stream request end without message has a body", raw(req, protocol.FlagStream|protocol.FlagEndStream|protocol.FlagHasMetadata, 1, uv(0), uv(0), mdBlock("k", "v"), b(7, 7)), "2-byte body"},
+		{"stream request compressed message no data", raw(req, protocol.FlagStream|protocol.FlagHasMessage|protocol.FlagCompressed, 1, uv(0), uv(0), b(1), uv(10)), "without compressed data"},
 
 		// response
 		{"response metadata bad key", raw(rsp, protocol.FlagHasMetadata, 1, mdBlock("K", "")), "invalid key"},
@@ -276,6 +285,21 @@ func TestAppendRejectsInvalid(t *testing.T) {
 		{"request id 0", func() ([]byte, error) { return protocol.AppendRequest(nil, 0, &protocol.Request{}) }},
 		{"request one-way cancellable", func() ([]byte, error) {
 			return protocol.AppendRequest(nil, 1, &protocol.Request{OneWay: true, Cancellable: true})
+		}},
+		{"request stream one-way", func() ([]byte, error) {
+			return protocol.AppendRequest(nil, 1, &protocol.Request{Stream: true, OneWay: true})
+		}},
+		{"request has-message without stream", func() ([]byte, error) {
+			return protocol.AppendRequest(nil, 1, &protocol.Request{HasMessage: true})
+		}},
+		{"request end-stream without stream", func() ([]byte, error) {
+			return protocol.AppendRequest(nil, 1, &protocol.Request{EndStream: true, Body: []byte("x")})
+		}},
+		{"request stream body without message", func() ([]byte, error) {
+			return protocol.AppendRequest(nil, 1, &protocol.Request{Stream: true, Body: []byte("x")})
+		}},
+		{"request stream compressed without message", func() ([]byte, error) {
+			return protocol.AppendRequest(nil, 1, &protocol.Request{Stream: true, EndStream: true, Compressed: true, CodecID: 1, Body: []byte("x")})
 		}},
 		{"request zero budget", func() ([]byte, error) { return protocol.AppendRequest(nil, 1, &protocol.Request{HasBudget: true}) }},
 		{"request sub-µs budget", func() ([]byte, error) {
