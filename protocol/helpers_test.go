@@ -61,6 +61,19 @@ func viewResponse(r *protocol.Response) respView {
 	return respView{entries(&r.Metadata), string(r.Body), r.Compressed, r.CodecID, r.OriginalLength}
 }
 
+type msgView struct {
+	MD             []kv
+	Body           string
+	Compressed     bool
+	CodecID        uint8
+	OriginalLength uint32
+	EndStream      bool
+}
+
+func viewMessage(m *protocol.Message) msgView {
+	return msgView{entries(&m.Metadata), string(m.Body), m.Compressed, m.CodecID, m.OriginalLength, m.EndStream}
+}
+
 type errView struct {
 	Code            protocol.Code
 	Message, Reason string
