@@ -10,6 +10,10 @@ const (
 	CapOneWay      Capabilities = 2 // one-way calls are supported
 	CapCompression Capabilities = 4 // compressed bodies are supported
 	CapKeepalive   Capabilities = 8 // Ping/Pong keepalive is supported
+	// CapStreaming: streams (a Request with FlagStream, and the Message,
+	// End and WindowUpdate frames) are supported. Without it on both
+	// sides, any of them is a violation (the endpoint checks).
+	CapStreaming Capabilities = 16
 )
 
 // Has reports whether all bits of v are set in c.

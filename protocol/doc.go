@@ -8,11 +8,13 @@
 // # Ownership and allocation
 //
 // Decoders (the Parse functions) never copy frame bodies or metadata: the
-// Body of a parsed [Request] or [Response] and every key and value of a
-// parsed [Metadata] alias the payload slice passed in. When the payload
+// Body of a parsed [Request], [Response] or [Message] and every key and
+// value of a parsed [Metadata] alias the payload slice passed in. When the payload
 // comes from [Reader.ReadFrame], it is valid only until the next ReadFrame
 // call; a caller that keeps any of it longer must copy it. ParseHeader,
-// ParseRequest, ParseResponse, ParseCancel and ParsePing do not allocate.
+// ParseRequest, ParseResponse, ParseMessage, ParseEnd, ParseWindowUpdate,
+// ParseCancel and ParsePing do not allocate (once a reused Metadata has
+// grown to the entry count).
 // The connection-setup decoders ([ParseHandshake], [ParseHandshakeAck]) and
 // the decoders of rare frames ([ParseError], [ParseGoAway]) copy their
 // strings and may allocate.
@@ -34,8 +36,11 @@
 // fatal to the connection: the receiver closes it (after optionally sending
 // a connection-level Error frame) and never tries to resynchronize on the
 // byte stream. Rules that depend on the connection's role and state
-// (direction of frame types, handshake order, negotiated capabilities) are
-// left to the connection layer; [IDSequence] helps with request id order.
+// (direction of frame types and of the stream frames' flags, handshake
+// order, negotiated capabilities, stream state, flow-control credit) are
+// left to the connection layer; [IDSequence] helps with request id order,
+// [MessageFlagsFromClient] and its siblings with the stream frames'
+// direction (stream.go lists who checks what).
 package protocol
 
 const (

@@ -16,13 +16,24 @@ const (
 	// FlagCancellable (Request): the client may send Cancel for the call.
 	// Not allowed together with FlagOneWay.
 	FlagCancellable Flags = 0x0002
-	// FlagCompressed (Request, Response): the body starts with a codec id
+	// FlagCompressed (Request, Response, Message): the body starts with a codec id
 	// (uint8) and the original length (uvarint), followed by compressed bytes.
 	FlagCompressed Flags = 0x0004
 	// FlagHasBudget (Request): a remaining time budget follows the route.
 	FlagHasBudget Flags = 0x0008
-	// FlagHasMetadata (Request, Response, Error): a metadata block follows.
+	// FlagHasMetadata (Request, Response, Error, Message, End): a metadata
+	// block follows. On Message and End it is sent by the server only (see
+	// [MessageFlagsFromServer]).
 	FlagHasMetadata Flags = 0x0010
+	// FlagStream (Request): the request opens a stream. Not allowed together
+	// with FlagOneWay; Cancellable is implied, whether the flag is set or not.
+	FlagStream Flags = 0x0020
+	// FlagHasMessage (Request with FlagStream): the body is the stream's
+	// first client message (possibly empty). Without it the body is empty.
+	FlagHasMessage Flags = 0x0040
+	// FlagEndStream (Request with FlagStream; Message, client to server
+	// only): the client sends nothing more on the stream (half-close).
+	FlagEndStream Flags = 0x0080
 )
 
 var flagNames = [...]struct {
@@ -34,6 +45,9 @@ var flagNames = [...]struct {
 	{FlagCompressed, "Compressed"},
 	{FlagHasBudget, "HasBudget"},
 	{FlagHasMetadata, "HasMetadata"},
+	{FlagStream, "Stream"},
+	{FlagHasMessage, "HasMessage"},
+	{FlagEndStream, "EndStream"},
 }
 
 // Has reports whether all bits of v are set in f.

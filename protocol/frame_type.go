@@ -6,6 +6,7 @@ import "strconv"
 type FrameType uint8
 
 // Frame types of protocol version 1. Any other value is a violation.
+// Message, End and WindowUpdate need [CapStreaming] (the endpoint checks).
 const (
 	FrameHandshake    FrameType = 1 // client->server, first frame, id 0
 	FrameHandshakeAck FrameType = 2 // server->client, id 0
@@ -16,6 +17,10 @@ const (
 	FrameGoAway       FrameType = 7 // either direction, id 0
 	FramePing         FrameType = 8 // either direction, id 0
 	FramePong         FrameType = 9 // either direction, id 0
+	// Stream frames (CapStreaming).
+	FrameMessage      FrameType = 10 // either direction, id != 0: one message of a stream
+	FrameEnd          FrameType = 11 // either direction, id != 0: half-close (client), OK end with trailers (server)
+	FrameWindowUpdate FrameType = 12 // either direction, id 0 (the connection) or a stream's id
 )
 
 var frameTypeNames = [...]string{
@@ -28,11 +33,14 @@ var frameTypeNames = [...]string{
 	FrameGoAway:       "GoAway",
 	FramePing:         "Ping",
 	FramePong:         "Pong",
+	FrameMessage:      "Message",
+	FrameEnd:          "End",
+	FrameWindowUpdate: "WindowUpdate",
 }
 
 // Valid reports whether t is a frame type defined by protocol version 1.
 func (t FrameType) Valid() bool {
-	return t >= FrameHandshake && t <= FramePong
+	return t >= FrameHandshake && t <= FrameWindowUpdate
 }
 
 // String returns the frame type's name, or "FrameType(N)" for unknown values.
@@ -52,6 +60,9 @@ const (
 	idAny                   // either
 )
 
+const requestFlags = FlagOneWay | FlagCancellable | FlagCompressed | FlagHasBudget | FlagHasMetadata |
+	FlagStream | FlagHasMessage | FlagEndStream
+
 // frameRules holds, per frame type, the flags it allows and its id class.
 var frameRules = [...]struct {
 	flags Flags
@@ -59,17 +70,23 @@ var frameRules = [...]struct {
 }{
 	FrameHandshake:    {0, idZero},
 	FrameHandshakeAck: {0, idZero},
-	FrameRequest:      {FlagOneWay | FlagCancellable | FlagCompressed | FlagHasBudget | FlagHasMetadata, idNonZero},
+	FrameRequest:      {requestFlags, idNonZero},
 	FrameResponse:     {FlagCompressed | FlagHasMetadata, idNonZero},
 	FrameError:        {FlagHasMetadata, idAny},
 	FrameCancel:       {0, idNonZero},
 	FrameGoAway:       {0, idZero},
 	FramePing:         {0, idZero},
 	FramePong:         {0, idZero},
+	// Message and End: the union of both directions' flags; the endpoint
+	// checks the direction (MessageFlagsFromClient and the like).
+	FrameMessage:      {FlagCompressed | FlagHasMetadata | FlagEndStream, idNonZero},
+	FrameEnd:          {FlagHasMetadata, idNonZero},
+	FrameWindowUpdate: {0, idAny},
 }
 
 // AllowedFlags returns the flags that may be set on frames of type t; it
-// returns 0 for unknown types.
+// returns 0 for unknown types. For Message and End it is the union of what
+// the client and the server may set (see [MessageFlagsFromClient]).
 func (t FrameType) AllowedFlags() Flags {
 	if !t.Valid() {
 		return 0

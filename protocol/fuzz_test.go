@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"testing"
@@ -36,6 +37,14 @@ func FuzzParseHeader(f *testing.F) {
 	f.Add(must(f)(protocol.AppendRequest(nil, 1, sampleRequest(f)))[:protocol.HeaderSize])
 	f.Add(must(f)(protocol.AppendError(nil, 0, &protocol.ErrorFrame{Code: protocol.CodeInternal}))[:protocol.HeaderSize])
 	f.Add(make([]byte, 16))
+	for _, h := range []protocol.Header{
+		{Type: protocol.FrameRequest, Flags: protocol.FlagStream | protocol.FlagHasMessage | protocol.FlagEndStream | protocol.FlagCompressed, ID: 1},
+		{Type: protocol.FrameMessage, Flags: protocol.FlagCompressed | protocol.FlagHasMetadata | protocol.FlagEndStream, ID: 2, Length: 9},
+		{Type: protocol.FrameEnd, Flags: protocol.FlagHasMetadata, ID: 3},
+		{Type: protocol.FrameWindowUpdate, Length: 2},
+	} {
+		f.Add(protocol.AppendHeader(nil, h))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := protocol.ParseHeader(data, protocol.DefaultLimits().MaxFrameSize)
 		if err != nil {
@@ -105,6 +114,8 @@ func FuzzParseRequest(f *testing.F) {
 		sampleRequest(f),
 		{OneWay: true, Service: 65535, Method: 65535, Body: []byte("b")},
 		{Compressed: true, CodecID: 1, OriginalLength: 100, Body: []byte{1, 2}, Metadata: md(f, "k", "v")},
+		{Stream: true, Metadata: md(f, "k", "v"), HasBudget: true, Budget: time.Second},
+		{Stream: true, HasMessage: true, EndStream: true, Compressed: true, CodecID: 2, OriginalLength: 7, Body: []byte{3}},
 	} {
 		fl, p := payloadOf(f, must(f)(protocol.AppendRequest(nil, 1, r)))
 		f.Add(fl, p)
@@ -151,6 +162,87 @@ func FuzzParseResponse(f *testing.F) {
 		var again protocol.Response
 		require.NoError(t, protocol.ParseResponse(h2, p2, lim, &again))
 		assert.Equal(t, viewResponse(&r), viewResponse(&again))
+	})
+}
+
+func FuzzParseMessage(f *testing.F) {
+	for _, m := range []*protocol.Message{
+		{},
+		{Body: []byte("hello"), EndStream: true},
+		{Metadata: md(f, "a", "1", "a", "2"), Body: []byte("x")},
+		{Compressed: true, CodecID: 7, OriginalLength: 1 << 20, Body: []byte{0}, EndStream: true, Metadata: md(f, "k", "")},
+	} {
+		fl, p := payloadOf(f, must(f)(protocol.AppendMessage(nil, 1, m)))
+		f.Add(fl, p)
+	}
+	lim := protocol.DefaultLimits()
+	f.Fuzz(func(t *testing.T, flags uint16, payload []byte) {
+		h, ok := fuzzHeader(protocol.FrameMessage, flags, 1, payload)
+		if !ok {
+			return
+		}
+		var m protocol.Message
+		if err := protocol.ParseMessage(h, payload, lim, &m); err != nil {
+			requireViolationOrLimit(t, err)
+			assert.Zero(t, m.Metadata.Len())
+			return
+		}
+		h2, p2 := split(t, must(t)(protocol.AppendMessage(nil, 1, &m)))
+		var again protocol.Message
+		require.NoError(t, protocol.ParseMessage(h2, p2, lim, &again))
+		assert.Equal(t, viewMessage(&m), viewMessage(&again))
+	})
+}
+
+func FuzzParseEnd(f *testing.F) {
+	for _, e := range []*protocol.End{{}, {Metadata: md(f, "t", "1", "t", "2", "grpc-status-details", "\x00")}} {
+		fl, p := payloadOf(f, must(f)(protocol.AppendEnd(nil, 1, e)))
+		f.Add(fl, p)
+	}
+	lim := protocol.DefaultLimits()
+	f.Fuzz(func(t *testing.T, flags uint16, payload []byte) {
+		h, ok := fuzzHeader(protocol.FrameEnd, flags, 1, payload)
+		if !ok {
+			return
+		}
+		var e protocol.End
+		if err := protocol.ParseEnd(h, payload, lim, &e); err != nil {
+			requireViolationOrLimit(t, err)
+			assert.Zero(t, e.Metadata.Len())
+			return
+		}
+		h2, p2 := split(t, must(t)(protocol.AppendEnd(nil, 1, &e)))
+		var again protocol.End
+		require.NoError(t, protocol.ParseEnd(h2, p2, lim, &again))
+		assert.Equal(t, entries(&e.Metadata), entries(&again.Metadata))
+	})
+}
+
+func FuzzParseWindowUpdate(f *testing.F) {
+	for _, w := range []*protocol.WindowUpdate{{Returned: 1}, {Growth: 1 << 20}, {Returned: protocol.MaxWindow, Growth: protocol.MaxWindow}} {
+		_, p := payloadOf(f, must(f)(protocol.AppendWindowUpdate(nil, 0, w)))
+		f.Add(uint64(0), p)
+	}
+	f.Add(uint64(3), []byte{0, 0})
+	f.Add(uint64(3), binary.AppendUvarint([]byte{1}, 1<<31))
+	f.Fuzz(func(t *testing.T, id uint64, payload []byte) {
+		h, ok := fuzzHeader(protocol.FrameWindowUpdate, 0, id, payload)
+		if !ok {
+			return
+		}
+		var w protocol.WindowUpdate
+		if err := protocol.ParseWindowUpdate(h, payload, &w); err != nil {
+			require.True(t, protocol.IsViolation(err), err)
+			return
+		}
+		require.True(t, w.Returned > 0 || w.Growth > 0)
+		require.LessOrEqual(t, w.Returned, uint32(protocol.MaxWindow))
+		require.LessOrEqual(t, w.Growth, uint32(protocol.MaxWindow))
+		h2, p2 := split(t, must(t)(protocol.AppendWindowUpdate(nil, id, &w)))
+		assert.Equal(t, id, h2.ID)
+		var again protocol.WindowUpdate
+		require.NoError(t, protocol.ParseWindowUpdate(h2, p2, &again))
+		assert.Equal(t, w, again)
 	})
 }
 
@@ -262,6 +354,8 @@ func FuzzParseMetadata(f *testing.F) {
 func FuzzReader(f *testing.F) {
 	s, _, _ := stream(f)
 	f.Add(s)
+	ss, _, _ := streamFrames(f)
+	f.Add(ss)
 	f.Add(must(f)(protocol.AppendHandshake(nil, &protocol.Handshake{Version: 1, MaxFrameSize: 4096})))
 	f.Add(must(f)(protocol.AppendError(nil, 0, &protocol.ErrorFrame{Code: protocol.CodeUnauthenticated})))
 	f.Add([]byte{})

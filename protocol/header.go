@@ -28,8 +28,12 @@ func AppendHeader(dst []byte, h Header) []byte {
 
 // ParseHeader decodes the header in the first HeaderSize bytes of b and
 // validates it: magic, known frame type, flags allowed for the type,
-// OneWay together with Cancellable, the id class of the type (0 or
+// OneWay together with Cancellable, the stream flags of a Request (Stream
+// not with OneWay; HasMessage and EndStream only with Stream; Compressed
+// on a stream only with HasMessage), the id class of the type (0 or
 // non-zero), Length <= maxFrameSize, and Length == 8 for Ping and Pong.
+// The direction rules of Message and End flags are the endpoint's (see
+// [MessageFlagsFromClient]).
 // Bytes after the header are ignored. It does not allocate on success.
 func ParseHeader(b []byte, maxFrameSize uint32) (Header, error) {
 	if len(b) < HeaderSize {
@@ -54,6 +58,11 @@ func ParseHeader(b []byte, maxFrameSize uint32) (Header, error) {
 	if h.Flags.Has(FlagOneWay | FlagCancellable) {
 		return Header{}, violation("header: flags OneWay and Cancellable together")
 	}
+	if h.Type == FrameRequest {
+		if err := checkStreamFlags(h.Flags); err != nil {
+			return Header{}, err
+		}
+	}
 	switch {
 	case rule.id == idZero && h.ID != 0:
 		return Header{}, violation("header: %v frame with non-zero id %d", h.Type, h.ID)
@@ -67,6 +76,23 @@ func ParseHeader(b []byte, maxFrameSize uint32) (Header, error) {
 		return Header{}, violation("header: %v payload length %d, want 8", h.Type, h.Length)
 	}
 	return h, nil
+}
+
+// checkStreamFlags applies the flag rules of a Request that opens a stream.
+func checkStreamFlags(f Flags) error {
+	if !f.Has(FlagStream) {
+		if bad := f & (FlagHasMessage | FlagEndStream); bad != 0 {
+			return violation("header: flags %v on a Request without Stream", bad)
+		}
+		return nil
+	}
+	if f.Has(FlagOneWay) {
+		return violation("header: flags Stream and OneWay together")
+	}
+	if f.Has(FlagCompressed) && !f.Has(FlagHasMessage) {
+		return violation("header: flag Compressed on a stream Request without HasMessage")
+	}
+	return nil
 }
 
 // checkFrame verifies that h announces a frame of type t carrying payload.

@@ -40,11 +40,13 @@ type reqView struct {
 	CodecID             uint8
 	OriginalLength      uint32
 	OneWay, Cancellable bool
+	Stream, HasMessage  bool
+	EndStream           bool
 }
 
 func viewRequest(r *protocol.Request) reqView {
 	return reqView{r.Service, r.Method, int64(r.Budget), r.HasBudget, entries(&r.Metadata), string(r.Body),
-		r.Compressed, r.CodecID, r.OriginalLength, r.OneWay, r.Cancellable}
+		r.Compressed, r.CodecID, r.OriginalLength, r.OneWay, r.Cancellable, r.Stream, r.HasMessage, r.EndStream}
 }
 
 type respView struct {
@@ -57,6 +59,19 @@ type respView struct {
 
 func viewResponse(r *protocol.Response) respView {
 	return respView{entries(&r.Metadata), string(r.Body), r.Compressed, r.CodecID, r.OriginalLength}
+}
+
+type msgView struct {
+	MD             []kv
+	Body           string
+	Compressed     bool
+	CodecID        uint8
+	OriginalLength uint32
+	EndStream      bool
+}
+
+func viewMessage(m *protocol.Message) msgView {
+	return msgView{entries(&m.Metadata), string(m.Body), m.Compressed, m.CodecID, m.OriginalLength, m.EndStream}
 }
 
 type errView struct {

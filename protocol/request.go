@@ -13,6 +13,9 @@ import (
 // FlagHasMetadata a metadata block; the rest is the body. With
 // FlagCompressed the body is: uint8 codec id (non-zero), uvarint original
 // length, compressed bytes (at least one).
+//
+// With FlagStream the request opens a stream: the body is its first client
+// message with FlagHasMessage, and empty without it.
 type Request struct {
 	// Service and Method address the method by its position in the
 	// HandshakeAck method table.
@@ -34,6 +37,12 @@ type Request struct {
 	OriginalLength uint32
 	// OneWay and Cancellable mirror FlagOneWay and FlagCancellable.
 	OneWay, Cancellable bool
+	// Stream, HasMessage and EndStream mirror FlagStream, FlagHasMessage
+	// and FlagEndStream: the request opens a stream, its body is the first
+	// client message, and the client sends nothing more. HasMessage and
+	// EndStream need Stream; Stream excludes OneWay and implies that the
+	// call is cancellable (Cancellable mirrors the flag only).
+	Stream, HasMessage, EndStream bool
 }
 
 // ParseRequest decodes a Request frame payload into r, whose Metadata
@@ -81,6 +90,10 @@ func ParseRequest(h Header, payload []byte, lim Limits, r *Request) error {
 		}
 		c.b = c.b[n:]
 	}
+	if h.Flags.Has(FlagStream) && !h.Flags.Has(FlagHasMessage) && len(c.b) != 0 {
+		r.Metadata.view()
+		return violation("request: stream without HasMessage has a %d-byte body", len(c.b))
+	}
 	b, err := parseBody("request", c.b, h.Flags, lim)
 	if err != nil {
 		r.Metadata.view()
@@ -88,16 +101,19 @@ func ParseRequest(h Header, payload []byte, lim Limits, r *Request) error {
 	}
 	r.Body, r.Compressed, r.CodecID, r.OriginalLength = b.data, b.compressed, b.codec, b.origLen
 	r.OneWay, r.Cancellable = h.Flags.Has(FlagOneWay), h.Flags.Has(FlagCancellable)
+	r.Stream, r.HasMessage, r.EndStream = h.Flags.Has(FlagStream), h.Flags.Has(FlagHasMessage), h.Flags.Has(FlagEndStream)
 	return limitErr
 }
 
 // AppendRequest appends a complete Request frame (header and payload) with
 // the given id to dst. Flags are derived from r: OneWay, Cancellable,
-// Compressed, HasBudget, and HasMetadata when r.Metadata is non-empty. It
-// does not allocate when dst has enough capacity. It returns an error
-// wrapping [ErrInvalidValue], and dst unchanged, for id 0, OneWay together
-// with Cancellable, a budget below one microsecond, or a compressed body
-// with codec id 0 or no data.
+// Compressed, HasBudget, Stream, HasMessage, EndStream, and HasMetadata
+// when r.Metadata is non-empty. It does not allocate when dst has enough
+// capacity. It returns an error wrapping [ErrInvalidValue], and dst
+// unchanged, for id 0, OneWay together with Cancellable or Stream,
+// HasMessage or EndStream without Stream, a stream without HasMessage
+// that has a body (or Compressed), a budget below one microsecond, or a
+// compressed body with codec id 0 or no data.
 func AppendRequest(dst []byte, id uint64, r *Request) ([]byte, error) {
 	if id == 0 {
 		return dst, invalid("request: id 0")
@@ -105,12 +121,30 @@ func AppendRequest(dst []byte, id uint64, r *Request) ([]byte, error) {
 	if r.OneWay && r.Cancellable {
 		return dst, invalid("request: OneWay and Cancellable together")
 	}
+	if r.Stream && r.OneWay {
+		return dst, invalid("request: Stream and OneWay together")
+	}
+	if !r.Stream && (r.HasMessage || r.EndStream) {
+		return dst, invalid("request: HasMessage or EndStream without Stream")
+	}
+	if r.Stream && !r.HasMessage && (len(r.Body) != 0 || r.Compressed) {
+		return dst, invalid("request: a stream without HasMessage has a body")
+	}
 	var f Flags
 	if r.OneWay {
 		f |= FlagOneWay
 	}
 	if r.Cancellable {
 		f |= FlagCancellable
+	}
+	if r.Stream {
+		f |= FlagStream
+	}
+	if r.HasMessage {
+		f |= FlagHasMessage
+	}
+	if r.EndStream {
+		f |= FlagEndStream
 	}
 	size := uvarintLen(uint64(r.Service)) + uvarintLen(uint64(r.Method))
 	var us uint64

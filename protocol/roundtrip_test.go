@@ -34,6 +34,12 @@ func TestHeaderRoundTrip(t *testing.T) {
 		{Type: protocol.FrameGoAway},
 		{Type: protocol.FramePing, Length: 8},
 		{Type: protocol.FramePong, Length: 8},
+		{Type: protocol.FrameRequest, Flags: protocol.FlagStream | protocol.FlagHasMessage | protocol.FlagEndStream | protocol.FlagCompressed | protocol.FlagCancellable, ID: 11},
+		{Type: protocol.FrameRequest, Flags: protocol.FlagStream | protocol.FlagEndStream, ID: 11},
+		{Type: protocol.FrameMessage, Flags: protocol.FlagCompressed | protocol.FlagHasMetadata | protocol.FlagEndStream, ID: 12, Length: 3},
+		{Type: protocol.FrameEnd, Flags: protocol.FlagHasMetadata, ID: 13},
+		{Type: protocol.FrameWindowUpdate, ID: 0, Length: 2},
+		{Type: protocol.FrameWindowUpdate, ID: math.MaxUint64, Length: 20},
 	}
 	for _, h := range tests {
 		t.Run(h.Type.String(), func(t *testing.T) {
@@ -72,6 +78,12 @@ func TestRequestRoundTrip(t *testing.T) {
 		{"compressed max decoded", 7, protocol.Request{Compressed: true, CodecID: 255, OriginalLength: lim.MaxDecodedSize, Body: []byte{1}}},
 		{"everything", 8, protocol.Request{Service: 1, Method: 2, HasBudget: true, Budget: time.Second, Metadata: md(t, "k", "v"),
 			Compressed: true, CodecID: 2, Body: []byte("zz"), Cancellable: true}},
+		{"stream without message", 9, protocol.Request{Stream: true, Service: 4, Method: 5, Metadata: md(t, "k", "v")}},
+		{"stream half-closed without message", 9, protocol.Request{Stream: true, EndStream: true}},
+		{"stream with empty message", 9, protocol.Request{Stream: true, HasMessage: true}},
+		{"server stream", 10, protocol.Request{Stream: true, HasMessage: true, EndStream: true, Body: []byte("first"),
+			HasBudget: true, Budget: time.Second, Cancellable: true}},
+		{"stream compressed message", 10, protocol.Request{Stream: true, HasMessage: true, Compressed: true, CodecID: 1, OriginalLength: 9, Body: []byte{1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -297,6 +309,15 @@ func TestStrings(t *testing.T) {
 	assert.False(t, protocol.FlagOneWay.Has(protocol.FlagOneWay|protocol.FlagCompressed))
 	assert.Equal(t, "deadline", protocol.CancelDeadline.String())
 	assert.Equal(t, protocol.FlagHasMetadata, protocol.FrameError.AllowedFlags())
+	assert.Equal(t, "Stream|HasMessage|EndStream", (protocol.FlagStream | protocol.FlagHasMessage | protocol.FlagEndStream).String())
+	assert.Equal(t, "Message", protocol.FrameMessage.String())
+	assert.Equal(t, "End", protocol.FrameEnd.String())
+	assert.Equal(t, "WindowUpdate", protocol.FrameWindowUpdate.String())
+	assert.Equal(t, "FrameType(13)", protocol.FrameType(13).String())
+	assert.Equal(t, protocol.FlagCompressed|protocol.FlagHasMetadata|protocol.FlagEndStream, protocol.FrameMessage.AllowedFlags())
+	assert.Equal(t, protocol.FlagHasMetadata, protocol.FrameEnd.AllowedFlags())
+	assert.Equal(t, protocol.Flags(0), protocol.FrameWindowUpdate.AllowedFlags())
+	assert.Equal(t, protocol.Capabilities(16), protocol.CapStreaming)
 }
 
 func TestLimits(t *testing.T) {
@@ -307,4 +328,16 @@ func TestLimits(t *testing.T) {
 	bad := lim
 	bad.MaxFrameSize = 4095
 	assert.ErrorContains(t, bad.Validate(), "MaxFrameSize")
+}
+
+// TestStreamDirectionMasks: the masks of each direction together are the
+// flags the parser accepts, and they differ where docs/streaming.md says
+// (HasMetadata from the server only, EndStream from the client only).
+func TestStreamDirectionMasks(t *testing.T) {
+	assert.Equal(t, protocol.FrameMessage.AllowedFlags(), protocol.MessageFlagsFromClient|protocol.MessageFlagsFromServer)
+	assert.Equal(t, protocol.FrameEnd.AllowedFlags(), protocol.EndFlagsFromClient|protocol.EndFlagsFromServer)
+	assert.Equal(t, protocol.FlagEndStream, protocol.MessageFlagsFromClient&^protocol.MessageFlagsFromServer)
+	assert.Equal(t, protocol.FlagHasMetadata, protocol.MessageFlagsFromServer&^protocol.MessageFlagsFromClient)
+	assert.Equal(t, protocol.Flags(0), protocol.EndFlagsFromClient)
+	assert.Equal(t, protocol.FlagHasMetadata, protocol.EndFlagsFromServer)
 }

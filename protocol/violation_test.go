@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -60,6 +61,12 @@ func decode(frame []byte, lim protocol.Limits) error {
 		return err
 	case protocol.FrameGoAway:
 		return protocol.ParseGoAway(h, p, new(protocol.GoAway))
+	case protocol.FrameMessage:
+		return protocol.ParseMessage(h, p, lim, new(protocol.Message))
+	case protocol.FrameEnd:
+		return protocol.ParseEnd(h, p, lim, new(protocol.End))
+	case protocol.FrameWindowUpdate:
+		return protocol.ParseWindowUpdate(h, p, new(protocol.WindowUpdate))
 	default:
 		_, err := protocol.ParsePing(h, p)
 		return err
@@ -75,6 +82,9 @@ func TestViolations(t *testing.T) {
 		er  = protocol.FrameError
 		cnl = protocol.FrameCancel
 		ga  = protocol.FrameGoAway
+		msg = protocol.FrameMessage
+		end = protocol.FrameEnd
+		wu  = protocol.FrameWindowUpdate
 	)
 	// valid prefixes
 	hsHead := bytes.Join([][]byte{u16(1), u32(0), u32(4096)}, nil)
@@ -95,9 +105,9 @@ func TestViolations(t *testing.T) {
 		{"short header", raw(req, 0, 1)[:15], "short header"},
 		{"bad magic", append([]byte{0xA6}, raw(req, 0, 1, uv(0), uv(0))[1:]...), "bad magic"},
 		{"type 0", raw(0, 0, 0), "unknown frame type"},
-		{"type 10", raw(10, 0, 0), "unknown frame type"},
+		{"type 13", raw(13, 0, 0), "unknown frame type"},
 		{"type 255", raw(255, 0, 1), "unknown frame type"},
-		{"unknown flag", raw(req, 0x0020, 1, uv(0), uv(0)), "not allowed"},
+		{"unknown flag", raw(req, 0x0100, 1, uv(0), uv(0)), "not allowed"},
 		{"high flag", raw(req, 0x8000, 1, uv(0), uv(0)), "not allowed"},
 		{"one-way on response", raw(rsp, protocol.FlagOneWay, 1), "OneWay not allowed on Response"},
 		{"budget on response", raw(rsp, protocol.FlagHasBudget, 1), "not allowed"},
@@ -106,6 +116,12 @@ func TestViolations(t *testing.T) {
 		{"flag on cancel", raw(cnl, protocol.FlagCancellable, 1, b(1)), "not allowed"},
 		{"flag on ping", raw(protocol.FramePing, protocol.FlagOneWay, 0, rep(0, 8)), "not allowed"},
 		{"one-way and cancellable", raw(req, protocol.FlagOneWay|protocol.FlagCancellable, 1, uv(0), uv(0)), "OneWay and Cancellable"},
+		{"stream and one-way", raw(req, protocol.FlagStream|protocol.FlagOneWay, 1, uv(0), uv(0)), "Stream and OneWay"},
+		{"has-message without stream", raw(req, protocol.FlagHasMessage, 1, uv(0), uv(0)), "HasMessage on a Request without Stream"},
+		{"end-stream without stream", raw(req, protocol.FlagEndStream, 1, uv(0), uv(0)), "EndStream on a Request without Stream"},
+		{"stream compressed without message", raw(req, protocol.FlagStream|protocol.FlagCompressed, 1, uv(0), uv(0), b(1), uv(1), b(1)), "Compressed on a stream Request without HasMessage"},
+		{"stream flag on response", raw(rsp, protocol.FlagStream, 1), "Stream not allowed on Response"},
+		{"end-stream on response", raw(rsp, protocol.FlagEndStream, 1), "not allowed"},
 		{"handshake id", raw(hs, 0, 1), "non-zero id"},
 		{"handshake ack id", raw(ack, 0, 1), "non-zero id"},
 		{"goaway id", raw(ga, 0, 7), "non-zero id"},
@@ -118,6 +134,15 @@ func TestViolations(t *testing.T) {
 		{"ping short", raw(protocol.FramePing, 0, 0, rep(0, 7)), "want 8"},
 		{"pong long", raw(protocol.FramePong, 0, 0, rep(0, 9)), "want 8"},
 		{"ping empty", raw(protocol.FramePing, 0, 0), "want 8"},
+		{"message id 0", raw(msg, 0, 0), "Message frame with id 0"},
+		{"end id 0", raw(end, 0, 0), "End frame with id 0"},
+		{"budget on message", raw(msg, protocol.FlagHasBudget, 1), "HasBudget not allowed on Message"},
+		{"stream on message", raw(msg, protocol.FlagStream, 1), "not allowed"},
+		{"has-message on message", raw(msg, protocol.FlagHasMessage, 1), "not allowed"},
+		{"compressed on end", raw(end, protocol.FlagCompressed, 1), "Compressed not allowed on End"},
+		{"end-stream on end", raw(end, protocol.FlagEndStream, 1), "not allowed"},
+		{"metadata on window update", raw(wu, protocol.FlagHasMetadata, 0, uv(1), uv(0)), "HasMetadata not allowed on WindowUpdate"},
+		{"end-stream on window update", raw(wu, protocol.FlagEndStream, 3, uv(1), uv(0)), "not allowed"},
 
 		// handshake
 		{"handshake empty", raw(hs, 0, 0), "truncated version"},
@@ -171,6 +196,9 @@ func TestViolations(t *testing.T) {
 		{"request compressed no length", raw(req, protocol.FlagCompressed, 1, uv(0), uv(0), b(1)), "truncated original length"},
 		{"request compressed too large", raw(req, protocol.FlagCompressed, 1, uv(0), uv(0), b(1), uv(64<<20+1), b(1)), "exceeds max decoded size"},
 		{"request compressed no data", raw(req, protocol.FlagCompressed, 1, uv(0), uv(0), b(1), uv(10)), "without compressed data"},
+		{"stream request without message has a body", raw(req, protocol.FlagStream, 1, uv(0), uv(0), b(0)), "stream without HasMessage has a 1-byte body"},
+		{"stream request end without message has a body", raw(req, protocol.FlagStream|protocol.FlagEndStream|protocol.FlagHasMetadata, 1, uv(0), uv(0), mdBlock("k", "v"), b(7, 7)), "2-byte body"},
+		{"stream request compressed message no data", raw(req, protocol.FlagStream|protocol.FlagHasMessage|protocol.FlagCompressed, 1, uv(0), uv(0), b(1), uv(10)), "without compressed data"},
 
 		// response
 		{"response metadata bad key", raw(rsp, protocol.FlagHasMetadata, 1, mdBlock("K", "")), "invalid key"},
@@ -197,6 +225,37 @@ func TestViolations(t *testing.T) {
 		{"cancel reason 0", raw(cnl, 0, 1, b(0)), "unknown reason 0"},
 		{"cancel reason 3", raw(cnl, 0, 1, b(3)), "unknown reason 3"},
 		{"cancel trailing", raw(cnl, 0, 1, b(1, 0)), "trailing"},
+
+		// message
+		{"message metadata missing", raw(msg, protocol.FlagHasMetadata, 1), "truncated entry count"},
+		{"message metadata bad key", raw(msg, protocol.FlagHasMetadata, 1, mdBlock("K", "")), "invalid key"},
+		{"message metadata truncated", raw(msg, protocol.FlagHasMetadata|protocol.FlagEndStream, 1, uv(1), str("k")), "truncated value"},
+		{"message too many entries, truncated", raw(msg, protocol.FlagHasMetadata, 1, uv(65), mdBlock("k", "v")[1:]), "truncated key"},
+		{"message compressed empty", raw(msg, protocol.FlagCompressed, 1), "truncated codec id"},
+		{"message compressed codec 0", raw(msg, protocol.FlagCompressed, 1, b(0), uv(1), b(1)), "codec id 0"},
+		{"message compressed no length", raw(msg, protocol.FlagCompressed|protocol.FlagEndStream, 1, b(1)), "truncated original length"},
+		{"message compressed overlong length", raw(msg, protocol.FlagCompressed, 1, b(1), overlong, b(1)), "malformed uvarint"},
+		{"message compressed too large", raw(msg, protocol.FlagCompressed, 1, b(1), uv(64<<20+1), b(1)), "exceeds max decoded size"},
+		{"message compressed no data", raw(msg, protocol.FlagCompressed|protocol.FlagHasMetadata, 1, mdBlock("k", "v"), b(1), uv(10)), "without compressed data"},
+
+		// end
+		{"end trailing without metadata", raw(end, 0, 1, b(0)), "end: 1 trailing bytes"},
+		{"end metadata missing", raw(end, protocol.FlagHasMetadata, 1), "truncated entry count"},
+		{"end metadata bad key", raw(end, protocol.FlagHasMetadata, 1, mdBlock("a b", "")), "invalid key"},
+		{"end metadata trailing", raw(end, protocol.FlagHasMetadata, 1, mdBlock("a", "1"), b(1, 2)), "end: 2 trailing bytes"},
+		{"end too many entries, bad key", raw(end, protocol.FlagHasMetadata, 1, mdBlock(append(tooMany[:len(tooMany)-2:len(tooMany)-2], "K", "v")...)), "invalid key"},
+
+		// window update
+		{"window update empty", raw(wu, 0, 0), "truncated returned bytes"},
+		{"window update no growth", raw(wu, 0, 1, uv(1)), "truncated window growth"},
+		{"window update both 0", raw(wu, 0, 0, uv(0), uv(0)), "both 0"},
+		{"window update both 0, non-minimal", raw(wu, 0, 5, b(0x80, 0x00), b(0x80, 0x80, 0x00)), "both 0"},
+		{"window update returned over max", raw(wu, 0, 0, uv(1<<31), uv(0)), "returned 2147483648 / growth 0 exceeds MaxWindow 2147483647"},
+		{"window update growth over max", raw(wu, 0, 1, uv(0), uv(1<<31)), "exceeds MaxWindow"},
+		{"window update growth 2^32", raw(wu, 0, 1, uv(1), uv(1<<32)), "exceeds MaxWindow"},
+		{"window update overlong", raw(wu, 0, 1, overlong, uv(1)), "malformed uvarint returned bytes"},
+		{"window update overflow", raw(wu, 0, 1, uv(1), overflow), "malformed uvarint window growth"},
+		{"window update trailing", raw(wu, 0, 0, uv(1), uv(1), b(0)), "window update: 1 trailing bytes"},
 
 		// goaway
 		{"goaway truncated", raw(ga, 0, 0, u32(1)), "truncated last id"},
@@ -277,6 +336,21 @@ func TestAppendRejectsInvalid(t *testing.T) {
 		{"request one-way cancellable", func() ([]byte, error) {
 			return protocol.AppendRequest(nil, 1, &protocol.Request{OneWay: true, Cancellable: true})
 		}},
+		{"request stream one-way", func() ([]byte, error) {
+			return protocol.AppendRequest(nil, 1, &protocol.Request{Stream: true, OneWay: true})
+		}},
+		{"request has-message without stream", func() ([]byte, error) {
+			return protocol.AppendRequest(nil, 1, &protocol.Request{HasMessage: true})
+		}},
+		{"request end-stream without stream", func() ([]byte, error) {
+			return protocol.AppendRequest(nil, 1, &protocol.Request{EndStream: true, Body: []byte("x")})
+		}},
+		{"request stream body without message", func() ([]byte, error) {
+			return protocol.AppendRequest(nil, 1, &protocol.Request{Stream: true, Body: []byte("x")})
+		}},
+		{"request stream compressed without message", func() ([]byte, error) {
+			return protocol.AppendRequest(nil, 1, &protocol.Request{Stream: true, EndStream: true, Compressed: true, CodecID: 1, Body: []byte("x")})
+		}},
 		{"request zero budget", func() ([]byte, error) { return protocol.AppendRequest(nil, 1, &protocol.Request{HasBudget: true}) }},
 		{"request sub-µs budget", func() ([]byte, error) {
 			return protocol.AppendRequest(nil, 1, &protocol.Request{HasBudget: true, Budget: 999})
@@ -309,6 +383,21 @@ func TestAppendRejectsInvalid(t *testing.T) {
 			return protocol.AppendError(nil, 1, &protocol.ErrorFrame{Code: 8, RetryAfter: -1})
 		}},
 		{"cancel id 0", func() ([]byte, error) { return protocol.AppendCancel(nil, 0, protocol.CancelCaller) }},
+		{"message id 0", func() ([]byte, error) { return protocol.AppendMessage(nil, 0, &protocol.Message{}) }},
+		{"message codec 0", func() ([]byte, error) {
+			return protocol.AppendMessage(nil, 1, &protocol.Message{Compressed: true, Body: []byte{1}})
+		}},
+		{"message compressed empty", func() ([]byte, error) {
+			return protocol.AppendMessage(nil, 1, &protocol.Message{Compressed: true, CodecID: 1, EndStream: true})
+		}},
+		{"end id 0", func() ([]byte, error) { return protocol.AppendEnd(nil, 0, &protocol.End{}) }},
+		{"window update both 0", func() ([]byte, error) { return protocol.AppendWindowUpdate(nil, 1, &protocol.WindowUpdate{}) }},
+		{"window update returned over max", func() ([]byte, error) {
+			return protocol.AppendWindowUpdate(nil, 0, &protocol.WindowUpdate{Returned: protocol.MaxWindow + 1})
+		}},
+		{"window update growth over max", func() ([]byte, error) {
+			return protocol.AppendWindowUpdate(nil, 0, &protocol.WindowUpdate{Returned: 1, Growth: math.MaxUint32})
+		}},
 		{"cancel reason", func() ([]byte, error) { return protocol.AppendCancel(nil, 1, 3) }},
 		{"goaway code", func() ([]byte, error) { return protocol.AppendGoAway(nil, &protocol.GoAway{Code: 17}) }},
 		{"goaway message", func() ([]byte, error) { return protocol.AppendGoAway(nil, &protocol.GoAway{Message: "\xc0"}) }},
@@ -374,6 +463,10 @@ func TestMetadataOverLimitIsNotAViolation(t *testing.T) {
 		{"request metadata value too big", raw(req, protocol.FlagHasMetadata|protocol.FlagOneWay, 1, uv(1), uv(2), mdBlock("a", "", "k", strings.Repeat("v", 9000)), []byte("body")), 2, 9008, "metadata block is 9008 bytes, limit 8192"},
 		{"response too many entries", raw(rsp, protocol.FlagHasMetadata, 1, mdBlock(tooMany...), []byte("body")), 65, 261, "65 entries"},
 		{"error too many entries", raw(er, protocol.FlagHasMetadata, 1, b(5), str("gone"), str(""), uv(0), mdBlock(tooMany...)), 65, 261, "65 entries"},
+		{"message too many entries", raw(protocol.FrameMessage, protocol.FlagHasMetadata, 1, mdBlock(tooMany...), []byte("body")), 65, 261, "65 entries"},
+		{"message metadata too big", raw(protocol.FrameMessage, protocol.FlagHasMetadata|protocol.FlagCompressed, 1, mdBlock("k", strings.Repeat("v", 8190)), b(1), uv(4), []byte("body")), 1, 8195, "metadata block is 8195 bytes, limit 8192"},
+		{"end too many entries", raw(protocol.FrameEnd, protocol.FlagHasMetadata, 1, mdBlock(tooMany...)), 65, 261, "65 entries"},
+		{"end metadata too big", raw(protocol.FrameEnd, protocol.FlagHasMetadata, 1, mdBlock("k", strings.Repeat("v", 8190))), 1, 8195, "limit 8192 (MaxMetadataBytes)"},
 	}
 	lim := protocol.DefaultLimits()
 	for _, tt := range tests {
@@ -394,6 +487,16 @@ func TestMetadataOverLimitIsNotAViolation(t *testing.T) {
 				err = protocol.ParseResponse(h, p, lim, &r)
 				assert.Equal(t, "body", string(r.Body))
 				assert.Equal(t, 0, r.Metadata.Len())
+			case protocol.FrameMessage:
+				var m protocol.Message
+				err = protocol.ParseMessage(h, p, lim, &m)
+				assert.Equal(t, "body", string(m.Body))
+				assert.Equal(t, h.Flags.Has(protocol.FlagCompressed), m.Compressed)
+				assert.Equal(t, 0, m.Metadata.Len())
+			case protocol.FrameEnd:
+				var e protocol.End
+				err = protocol.ParseEnd(h, p, lim, &e)
+				assert.Equal(t, 0, e.Metadata.Len())
 			default:
 				var e protocol.ErrorFrame
 				err = protocol.ParseError(h, p, lim, &e)
