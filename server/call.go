@@ -77,6 +77,11 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 		return err
 	}
 	c.lastID.Store(h.ID)
+	if req.Stream {
+		// This server does not announce CapStreaming: a stream request
+		// is a feature that was not negotiated.
+		return &protocol.ProtocolError{Reason: "a Request opens a stream, but streaming was not negotiated (the server does not announce CapStreaming)"}
+	}
 	s := c.s
 	switch {
 	case c.draining.Load():
