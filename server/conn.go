@@ -464,6 +464,10 @@ func (c *conn) end() {
 // serve ends the connection without waiting for them.
 func (c *conn) close(cause error) {
 	c.draining.Store(true)
-	c.cancel(cause)
+	// The socket first: a call that its cancellation ends at once must
+	// not get an answer out before the close (its client would take a
+	// Canceled for the call's own outcome instead of the closed
+	// connection it is).
 	_ = c.nc.Close()
+	c.cancel(cause)
 }

@@ -480,10 +480,13 @@ func awaitOrDone(ctx context.Context, ch <-chan struct{}) bool {
 func (s *Server) Close() error {
 	conns := s.shutDown(true)
 	s.kernel.Seal()
-	s.cancel()
+	// Connections first (each closes its socket, then cancels its calls),
+	// so that no call ended by Close answers before its connection is
+	// gone; then every other context of the server.
 	for _, c := range conns {
 		c.close(errServerClosing)
 	}
+	s.cancel()
 	s.connWG.Wait()
 	return nil
 }
