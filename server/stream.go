@@ -227,7 +227,9 @@ func (s *Stream) release() {
 		s.recv.Drop(q[i].n)
 		total += q[i].n
 	}
-	s.c.dropConnBytes(total)
+	if total > 0 {
+		s.c.dropConnBytes(total)
+	}
 	s.c.mu.Lock()
 	if s.c.streams[s.id] == s {
 		delete(s.c.streams, s.id)
