@@ -222,6 +222,11 @@ func (cl *call) run(queued bool) {
 			if f.Code == protocol.CodeCanceled || f.Code == protocol.CodeDeadlineExceeded {
 				f = cl.contextFrame()
 			}
+			if cl.st != nil {
+				if sf, sd := cl.st.refusal(); sf != nil {
+					f, drop = *sf, sd // the stream's messages ended the wait
+				}
+			}
 			c.refuse(cl.id, cl.oneWay, f, drop)
 			return
 		}
@@ -240,6 +245,12 @@ func (cl *call) run(queued bool) {
 		return
 	}
 	cl.out = append(cl.out[:0], make([]byte, protocol.HeaderSize)...)
+	if cl.st != nil {
+		if f, drop := cl.st.admit(); f != nil {
+			c.refuse(cl.id, false, *f, drop)
+			return
+		}
+	}
 	cl.ran = true
 	if cl.st != nil {
 		cl.st.end(cl.invokeStream())

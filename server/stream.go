@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/protocol/flow"
 	"github.com/sluicerpc/sluice/protocol/status"
@@ -36,11 +37,20 @@ type Stream struct {
 	sendW flow.SendWindow // what this server may send on it
 
 	mu         sync.Mutex
-	queue      []streamMsg   // received, not yet taken by Receive
-	halfClosed bool          // the client sends nothing more
-	ended      bool          // the stream ended: the queue was dropped
-	ready      chan struct{} // signalled (cap 1) when the queue grows or the client half-closes
-	done       chan struct{} // closed when the stream ends
+	queue      []streamMsg // received, not yet taken by Receive
+	halfClosed bool        // the client sends nothing more
+	ended      bool        // the stream ended: the queue was dropped
+	// Before admission (docs/streaming.md): until the handler starts
+	// (admitted), messages after the opening one are charged to pre, the
+	// governor's pre-admission stream bytes, and to the queued request's
+	// MaxQueuedBytes; over either the stream is refused (refused: its
+	// Error, written by the call's goroutine) and its queue dropped.
+	admitted bool
+	refused  *protocol.ErrorFrame
+	refusedD dropReason
+	pre      governor.Holding
+	ready    chan struct{} // signalled (cap 1) when the queue grows or the client half-closes
+	done     chan struct{} // closed when the stream ends
 
 	cur []byte // the message the last Receive returned; reused
 
@@ -219,6 +229,7 @@ func (s *Stream) release() {
 	s.ended = true
 	q := s.queue
 	s.queue = nil
+	s.pre.Release()
 	s.mu.Unlock()
 	close(s.done)
 	s.sendW.Close()

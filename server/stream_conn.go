@@ -63,14 +63,17 @@ func (c *conn) deliver(s *Stream, body []byte, compressed bool, origLen uint32, 
 		c.dropConnBytes(n)
 		return nil
 	}
-	return s.push(body, n, compressed, endStream)
+	return s.push(body, n, compressed, endStream, true)
 }
 
 // push queues a copy of a message of n flow-control bytes, already
 // charged to the connection's window, and charges it to the stream's; on
 // an ended stream it drops it (the bytes go back to the connection's
-// window). endStream half-closes the stream after it.
-func (s *Stream) push(body []byte, n uint64, compressed, endStream bool) error {
+// window). endStream half-closes the stream after it. charge is false
+// for the opening message (admitted as the request's body); a later
+// message that arrives before admission is charged to the pre-admission
+// budgets, and refuses the stream when it does not fit.
+func (s *Stream) push(body []byte, n uint64, compressed, endStream, charge bool) error {
 	s.mu.Lock()
 	switch {
 	case s.ended:
@@ -80,10 +83,28 @@ func (s *Stream) push(body []byte, n uint64, compressed, endStream bool) error {
 	case s.halfClosed:
 		s.mu.Unlock()
 		return &protocol.ProtocolError{Reason: "a client Message after its half-close"}
+	case s.refused != nil:
+		// Refused before it ran: its Error is on its way; this message
+		// crossed it.
+		s.halfClosed = endStream
+		s.mu.Unlock()
+		s.c.dropConnBytes(n)
+		return nil
 	}
 	if err := s.recv.OnMessage(n); err != nil {
 		s.mu.Unlock()
 		return err
+	}
+	if charge && !s.admitted {
+		if f, drop := s.chargeLocked(int64(len(body))); f != nil {
+			s.recv.Drop(n)
+			total := n + s.refuseLocked(f, drop)
+			cancel := s.cl.cancel // s.cl is valid only under s.mu
+			s.mu.Unlock()
+			s.c.dropConnBytes(total)
+			cancel() // ends a Wait in the queue; run answers with f
+			return nil
+		}
 	}
 	s.queue = append(s.queue, streamMsg{b: append([]byte(nil), body...), n: n, compressed: compressed})
 	s.halfClosed = endStream

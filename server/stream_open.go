@@ -60,7 +60,7 @@ func (cl *call) openStream() error {
 	c.streams[cl.id] = s
 	c.mu.Unlock()
 	if cl.req.HasMessage {
-		return s.push(cl.req.Body, openingBytes(&cl.req), cl.req.Compressed, cl.req.EndStream)
+		return s.push(cl.req.Body, openingBytes(&cl.req), cl.req.Compressed, cl.req.EndStream, false)
 	}
 	if cl.req.EndStream {
 		s.mu.Lock()
