@@ -236,10 +236,14 @@ func (cl *call) run(queued bool) {
 		}
 	}
 	// Decode, after the reservation and before activation: a request
-	// refused above cost no decompression and no decoded buffer.
-	if f, drop := cl.decode(); f != nil {
-		c.refuse(cl.id, cl.oneWay, *f, drop)
-		return
+	// refused above cost no decompression and no decoded buffer. (A
+	// stream's messages, its first one included, are decoded by its
+	// Receive.)
+	if cl.st == nil {
+		if f, drop := cl.decode(); f != nil {
+			c.refuse(cl.id, cl.oneWay, *f, drop)
+			return
+		}
 	}
 	if !cl.gov.Call.Activate() {
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/protocol/flow"
 	"github.com/sluicerpc/sluice/protocol/status"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 // Stream is the server's side of one streaming call (docs/streaming.md),
@@ -54,6 +55,12 @@ type Stream struct {
 
 	cur []byte // the message the last Receive returned; reused
 
+	// Receive's decoding (stream_decode.go): dec holds the decoded bytes
+	// of the message returned last and, while decoding, a decode credit;
+	// decoded is the buffer, reused.
+	dec     governor.Holding
+	decoded []byte
+
 	sendMu    sync.Mutex // serializes the frames this server writes for the stream
 	sentFirst bool       // a Message went out: the response headers are sent
 	sendEnded bool       // End or Error went out
@@ -67,6 +74,8 @@ type streamMsg struct {
 	b          []byte
 	n          uint64
 	compressed bool
+	codec      spi.Codec // a compressed message's, checked on the reader
+	err        error     // what Receive returns for it: its envelope failed the check
 }
 
 // errStreamEnded is what Receive and Send return on a stream that ended.
@@ -85,6 +94,7 @@ func newStream(c *conn, cl *call, kind streamKind) *Stream {
 // (then it returns the context's error). Taking a message returns its
 // credit to the client (WindowUpdate frames, batched).
 func (s *Stream) Receive() ([]byte, error) {
+	s.dec.Give(governor.PartDecoded, s.dec.Held(governor.PartDecoded)) // the last message is no longer valid
 	for {
 		s.mu.Lock()
 		switch {
@@ -98,7 +108,7 @@ func (s *Stream) Receive() ([]byte, error) {
 			s.mu.Unlock()
 			s.credit(m.n)
 			if m.compressed {
-				return nil, status.Errorf(protocol.CodeUnimplemented, "server: compressed stream messages are not supported yet")
+				return s.decode(&m)
 			}
 			s.cur = m.b
 			return m.b, nil
@@ -230,6 +240,7 @@ func (s *Stream) release() {
 	q := s.queue
 	s.queue = nil
 	s.pre.Release()
+	s.dec.Release()
 	s.mu.Unlock()
 	close(s.done)
 	s.sendW.Close()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 // The reader's side of streams: Message, End and WindowUpdate frames,
@@ -63,7 +64,12 @@ func (c *conn) deliver(s *Stream, body []byte, compressed bool, origLen uint32, 
 		c.dropConnBytes(n)
 		return nil
 	}
-	return s.push(body, n, compressed, endStream, true)
+	var codec spi.Codec
+	var merr error
+	if compressed {
+		codec, merr = c.streamCodec(c.msg.CodecID, origLen, len(body))
+	}
+	return s.push(streamMsg{b: body, n: n, compressed: compressed, codec: codec, err: merr}, endStream, true)
 }
 
 // push queues a copy of a message of n flow-control bytes, already
@@ -73,7 +79,8 @@ func (c *conn) deliver(s *Stream, body []byte, compressed bool, origLen uint32, 
 // for the opening message (admitted as the request's body); a later
 // message that arrives before admission is charged to the pre-admission
 // budgets, and refuses the stream when it does not fit.
-func (s *Stream) push(body []byte, n uint64, compressed, endStream, charge bool) error {
+func (s *Stream) push(m streamMsg, endStream, charge bool) error {
+	body, n := m.b, m.n
 	s.mu.Lock()
 	switch {
 	case s.ended:
@@ -106,7 +113,8 @@ func (s *Stream) push(body []byte, n uint64, compressed, endStream, charge bool)
 			return nil
 		}
 	}
-	s.queue = append(s.queue, streamMsg{b: append([]byte(nil), body...), n: n, compressed: compressed})
+	m.b = append([]byte(nil), body...)
+	s.queue = append(s.queue, m)
 	s.halfClosed = endStream
 	s.mu.Unlock()
 	s.signal()

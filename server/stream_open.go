@@ -37,13 +37,11 @@ func shapeRefusal(m *method, stream bool) protocol.ErrorFrame {
 
 // streamOpeningRefusal checks a stream Request against its method's kind:
 // a server-streaming call is one frame (HasMessage and EndStream); a
-// compressed stream message is not supported yet.
+// its compressed first message was checked as a request's body is.
 func streamOpeningRefusal(m *method, req *protocol.Request) *protocol.ErrorFrame {
 	switch {
 	case m.kind == kindServerStream && !(req.HasMessage && req.EndStream):
 		return &protocol.ErrorFrame{Code: protocol.CodeInvalidArgument, Message: m.full + " is server-streaming: its Request carries the one message and the half-close (HasMessage, EndStream)"}
-	case req.Compressed:
-		return &protocol.ErrorFrame{Code: protocol.CodeUnimplemented, Message: "compressed stream messages are not supported yet"}
 	}
 	return nil
 }
@@ -60,7 +58,8 @@ func (cl *call) openStream() error {
 	c.streams[cl.id] = s
 	c.mu.Unlock()
 	if cl.req.HasMessage {
-		return s.push(cl.req.Body, openingBytes(&cl.req), cl.req.Compressed, cl.req.EndStream, false)
+		m := streamMsg{b: cl.req.Body, n: openingBytes(&cl.req), compressed: cl.req.Compressed, codec: cl.codec}
+		return s.push(m, cl.req.EndStream, false)
 	}
 	if cl.req.EndStream {
 		s.mu.Lock()
