@@ -74,7 +74,7 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 	req := &c.req
 	if err := protocol.ParseRequest(h, payload, c.lim, req); err != nil {
 		if c.refuseMetadata(h, req, err) {
-			return nil
+			return c.refusedStreamOpening(req)
 		}
 		return err
 	}

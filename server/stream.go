@@ -184,8 +184,11 @@ func (s *Stream) send(msg []byte) error {
 
 // end writes the stream's last frame for the handler's result: End with
 // the trailers (the headers too when nothing was sent) on nil, an Error
-// otherwise. It runs once, on the call's goroutine, before release.
+// otherwise. It runs once, on the call's goroutine, before release. A Send
+// still blocked on the window (a goroutine the handler left behind) fails
+// first: the send window is closed before the last frame is written.
 func (s *Stream) end(err error) {
+	s.sendW.Close()
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	if s.sendEnded {

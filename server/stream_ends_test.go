@@ -167,3 +167,39 @@ func TestStopDrainsStreams(t *testing.T) {
 		requireLedgerZero(t, s)
 	})
 }
+
+// TestStreamEndFailsASendLeftBehind: a handler that returns while a
+// goroutine it started is blocked in Send (the window is spent) still
+// ends its stream: the Send fails, End goes out, nothing is left held.
+func TestStreamEndFailsASendLeftBehind(t *testing.T) {
+	s := startServer(t, server.Options{})
+	c := dialStream(t, s.addr)
+	id := c.open("stream", "Leak", nil, true)
+	f, _ := c.nextOf()
+	require.Equal(t, protocol.FrameMessage, f.typ)
+	require.Len(t, f.body, protocol.InitialStreamWindow)
+	f, _ = c.nextOf()
+	assert.Equal(t, protocol.FrameEnd, f.typ)
+	assert.Equal(t, id, f.id)
+	assert.Error(t, <-s.mux.st.recvErr, "the Send left behind fails")
+	requireLedgerZero(t, s)
+}
+
+// TestStreamRefusedForItsMetadataReturnsItsMessage: a stream Request
+// refused for its metadata (over the server's limits) gives its first
+// message's bytes back to the connection window.
+func TestStreamRefusedForItsMetadataReturnsItsMessage(t *testing.T) {
+	lim := protocol.DefaultLimits()
+	lim.MaxMetadataEntries = 1
+	s := startServer(t, server.Options{Limits: &lim})
+	c := dialStream(t, s.addr)
+	c.send("stream", "Echo", []byte("abc"), func(r *protocol.Request) {
+		r.Stream, r.HasMessage, r.Cancellable = true, true, false
+		require.NoError(t, r.Metadata.Add("a", []byte("1")))
+		require.NoError(t, r.Metadata.Add("b", []byte("2")))
+	})
+	fs := c.readUntilReturned(3)
+	require.Len(t, fs, 1)
+	assert.Equal(t, protocol.CodeInvalidArgument, fs[0].err.Code)
+	requireLedgerZero(t, s)
+}

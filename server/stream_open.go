@@ -24,6 +24,24 @@ func (c *conn) chargeOpening(req *protocol.Request) (uint64, error) {
 	return n, c.recvConn.OnMessage(n)
 }
 
+// refusedStreamOpening gives back the first message of a stream Request
+// refused before the stream checks (its metadata over the limits): it
+// counted against the connection's window. Without CapStreaming the
+// Request is the violation it is.
+func (c *conn) refusedStreamOpening(req *protocol.Request) error {
+	if !req.Stream {
+		return nil
+	}
+	if !c.streaming {
+		return errStreamsNotNegotiated
+	}
+	n, err := c.chargeOpening(req)
+	if err == nil && n > 0 {
+		c.dropConnBytes(n)
+	}
+	return err
+}
+
 // shapeRefusal answers a Request whose Stream flag does not match its
 // method's kind: Unimplemented, the method does not exist in the shape it
 // was called in.

@@ -35,8 +35,9 @@ func newStreamHandlers() *streamHandlers {
 // registerStreams adds the "stream" service: Echo (bidi: every message
 // back, End at the client's half-close), Sum (client-streaming: the total
 // length), Count (server-streaming: "0".."n-1"), Hold (bidi: waits for
-// its context), Slow (bidi: one Receive per value on take), Panic, Meta
-// (headers, one message, trailers).
+// its context), Slow (bidi: one Receive per value on take), Leak (returns
+// with a Send blocked on the window in a goroutine it leaves behind, whose
+// error goes to recvErr), Panic, Meta (headers, one message, trailers).
 func registerStreams(mux *server.Mux, h *streamHandlers) {
 	mux.HandleBidiStream("stream", "Echo", func(_ context.Context, s *server.Stream) error {
 		for {
@@ -102,6 +103,19 @@ func registerStreams(mux *server.Mux, h *streamHandlers) {
 			}
 			h.got <- append([]byte(nil), m...)
 		}
+	})
+	mux.HandleBidiStream("stream", "Leak", func(_ context.Context, s *server.Stream) error {
+		// The whole stream window: the next Send waits for credit.
+		if err := s.Send(make([]byte, protocol.InitialStreamWindow)); err != nil {
+			return err
+		}
+		started := make(chan struct{})
+		go func() {
+			close(started)
+			h.recvErr <- s.Send([]byte("x")) // left behind by its handler
+		}()
+		<-started
+		return nil
 	})
 	mux.HandleBidiStream("stream", "Panic", func(context.Context, *server.Stream) error { panic("stream boom") })
 	mux.HandleBidiStream("stream", "Meta", func(ctx context.Context, s *server.Stream) error {
