@@ -53,8 +53,6 @@ type Stream struct {
 	ready    chan struct{} // signalled (cap 1) when the queue grows or the client half-closes
 	done     chan struct{} // closed when the stream ends
 
-	cur []byte // the message the last Receive returned; reused
-
 	// Receive's decoding (stream_decode.go): dec holds the decoded bytes
 	// of the message returned last and, while decoding, a decode credit;
 	// decoded is the buffer, reused.
@@ -110,7 +108,6 @@ func (s *Stream) Receive() ([]byte, error) {
 			if m.compressed {
 				return s.decode(&m)
 			}
-			s.cur = m.b
 			return m.b, nil
 		case s.halfClosed:
 			s.mu.Unlock()
