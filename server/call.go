@@ -44,6 +44,8 @@ type call struct {
 	body       []byte
 	zout       []byte // a compressed response body
 
+	st *Stream // a stream call's stream; nil for a unary call
+
 	payload []byte           // the request payload, copied off the reader
 	charge  int64            // MaxFrameMemory bytes a large payload holds
 	req     protocol.Request // parsed from payload: Body and Metadata alias it
@@ -72,17 +74,31 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 	req := &c.req
 	if err := protocol.ParseRequest(h, payload, c.lim, req); err != nil {
 		if c.refuseMetadata(h, req, err) {
-			return nil
+			return c.refusedStreamOpening(req)
 		}
 		return err
 	}
 	c.lastID.Store(h.ID)
-	if req.Stream {
-		// This server does not announce CapStreaming: a stream request
-		// is a feature that was not negotiated.
-		return &protocol.ProtocolError{Reason: "a Request opens a stream, but streaming was not negotiated (the server does not announce CapStreaming)"}
-	}
 	s := c.s
+	opened := false // a stream request became a stream
+	if req.Stream {
+		if !c.streaming {
+			return errStreamsNotNegotiated
+		}
+		// The opening message counts against the connection's window
+		// like any message; a stream refused below returns it at once.
+		n, err := c.chargeOpening(req)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			defer func() {
+				if !opened {
+					c.dropConnBytes(n)
+				}
+			}()
+		}
+	}
 	switch {
 	case c.draining.Load():
 		c.refuse(h.ID, req.OneWay, protocol.ErrorFrame{Code: protocol.CodeUnavailable, Message: "server stopping", Reason: reasonDraining}, dropDraining)
@@ -100,6 +116,16 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 		}
 	}
 	m := &s.methods[req.Service][req.Method]
+	if req.Stream != (m.kind != kindUnary) {
+		c.refuse(h.ID, req.OneWay, shapeRefusal(m, req.Stream), dropUnknown)
+		return nil
+	}
+	if req.Stream {
+		if f := streamOpeningRefusal(m, req); f != nil {
+			c.refuse(h.ID, false, *f, dropInvalidBody)
+			return nil
+		}
+	}
 
 	cl := callPool.Get().(*call)
 	cl.c, cl.id, cl.m, cl.oneWay = c, h.ID, m, req.OneWay
@@ -157,7 +183,12 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 	if err := protocol.ParseRequest(h, cl.payload, c.lim, &cl.req); err != nil {
 		panic("server: a request that parsed once does not parse again: " + err.Error())
 	}
-	if req.Cancellable {
+	if req.Stream {
+		if err := cl.openStream(); err != nil {
+			panic("server: a fresh stream refused its opening message: " + err.Error())
+		}
+		opened = true
+	} else if req.Cancellable {
 		c.mu.Lock()
 		c.calls[h.ID] = cl
 		c.mu.Unlock()
@@ -191,6 +222,11 @@ func (cl *call) run(queued bool) {
 			if f.Code == protocol.CodeCanceled || f.Code == protocol.CodeDeadlineExceeded {
 				f = cl.contextFrame()
 			}
+			if cl.st != nil {
+				if sf, sd := cl.st.refusal(); sf != nil {
+					f, drop = *sf, sd // the stream's messages ended the wait
+				}
+			}
 			c.refuse(cl.id, cl.oneWay, f, drop)
 			return
 		}
@@ -200,16 +236,30 @@ func (cl *call) run(queued bool) {
 		}
 	}
 	// Decode, after the reservation and before activation: a request
-	// refused above cost no decompression and no decoded buffer.
-	if f, drop := cl.decode(); f != nil {
-		c.refuse(cl.id, cl.oneWay, *f, drop)
-		return
+	// refused above cost no decompression and no decoded buffer. (A
+	// stream's messages, its first one included, are decoded by its
+	// Receive.)
+	if cl.st == nil {
+		if f, drop := cl.decode(); f != nil {
+			c.refuse(cl.id, cl.oneWay, *f, drop)
+			return
+		}
 	}
 	if !cl.gov.Call.Activate() {
 		return
 	}
 	cl.out = append(cl.out[:0], make([]byte, protocol.HeaderSize)...)
+	if cl.st != nil {
+		if f, drop := cl.st.admit(); f != nil {
+			c.refuse(cl.id, false, *f, drop)
+			return
+		}
+	}
 	cl.ran = true
+	if cl.st != nil {
+		cl.st.end(cl.invokeStream())
+		return
+	}
 	out, err := cl.invoke()
 	if cl.oneWay {
 		if err != nil {
@@ -280,6 +330,10 @@ func (cl *call) finish() {
 		delete(c.calls, cl.id)
 	}
 	c.mu.Unlock()
+	if cl.st != nil {
+		cl.st.release()
+		cl.st = nil
+	}
 	cl.release()
 	c.callDone()
 	cl.recycle()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/protocol/flow"
 	"github.com/sluicerpc/sluice/protocol/status"
 	"github.com/sluicerpc/sluice/server/internal/conngate"
 	"github.com/sluicerpc/sluice/spi"
@@ -49,8 +50,19 @@ type conn struct {
 	req  protocol.Request
 	wbuf []byte
 
-	mu    sync.Mutex
-	calls map[uint64]*call // calls the client may cancel
+	mu      sync.Mutex
+	calls   map[uint64]*call   // calls the client may cancel
+	streams map[uint64]*Stream // live streams, by id
+
+	// Streams (docs/streaming.md): streaming is set by the handshake when
+	// the client announced CapStreaming too (this server always does);
+	// the connection's windows in each direction; the reader's parse
+	// targets.
+	streaming bool
+	recvConn  flow.RecvWindow
+	sendConn  flow.SendWindow
+	msg       protocol.Message
+	end1      protocol.End
 
 	inflight   sync.WaitGroup
 	active     atomic.Int64  // calls in flight
@@ -121,6 +133,9 @@ func (c *conn) serve() {
 	c.caps = c.s.connCaps.Open()
 	defer c.s.connCaps.Close(c.caps)
 	c.calls = make(map[uint64]*call)
+	c.streams = make(map[uint64]*Stream)
+	c.recvConn.Init(protocol.InitialConnWindow, protocol.MaxWindow)
+	c.sendConn.Init(protocol.InitialConnWindow, protocol.MaxWindow)
 	c.w = protocol.NewWriterConfig(c.nc, protocol.WriterConfig{
 		BufferSize:   c.s.o.WriteBufferSize,
 		WriteTimeout: max(c.s.o.WriteTimeout, 0),
@@ -197,6 +212,7 @@ func (c *conn) handshake() bool {
 		return false
 	}
 	c.peerMax = hs.MaxFrameSize
+	c.streaming = hs.Capabilities.Has(protocol.CapStreaming)
 	c.chooseCodecs(hs.Codecs)
 	if a := c.s.o.Authenticator; a != nil {
 		id, err := authenticate(ctx, a, AuthInfo{Payload: hs.Auth, TLS: c.peer.TLS, RemoteAddr: c.peer.RemoteAddr})
@@ -318,6 +334,21 @@ func (c *conn) readLoop() error {
 			}
 			c.wbuf = protocol.AppendPong(c.wbuf[:0], data)
 			_ = c.w.Write(c.wbuf)
+		case protocol.FrameMessage:
+			if err := c.onMessage(h, payload); err != nil {
+				c.violation(err)
+				return err
+			}
+		case protocol.FrameEnd:
+			if err := c.onEnd(h, payload); err != nil {
+				c.violation(err)
+				return err
+			}
+		case protocol.FrameWindowUpdate:
+			if err := c.onWindowUpdate(h, payload); err != nil {
+				c.violation(err)
+				return err
+			}
 		case protocol.FramePong:
 			// Counted in frames: the client is alive.
 		case protocol.FrameGoAway:

@@ -40,7 +40,9 @@ type muxService struct {
 
 type muxMethod struct {
 	name   string
-	invoke invoker
+	invoke invoker       // unary methods
+	kind   streamKind    // the method's shape
+	stream streamInvoker // stream methods
 }
 
 // NewMux returns an empty Mux.

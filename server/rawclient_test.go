@@ -214,6 +214,7 @@ type testHandlers struct {
 	ctxErr  chan error    // Hold reports ctx.Err() when it returns
 	oneWay  chan []byte   // OneWay delivers its body
 	peers   chan server.Peer
+	st      *streamHandlers // the stream methods'
 }
 
 type echoReq struct {
@@ -253,6 +254,7 @@ func newTestMux(h *testHandlers) *server.Mux {
 		func(_ context.Context, r *echoReq) (*echoResp, error) {
 			return &echoResp{Text: r.Text, N: len(r.Text)}, nil
 		})
+	registerStreams(mux, h.st)
 	return mux
 }
 
@@ -262,6 +264,7 @@ func newHandlers() *testHandlers {
 		entered: make(chan struct{}, 1024),
 		ctxErr:  make(chan error, 1024),
 		oneWay:  make(chan []byte, 1024),
+		st:      newStreamHandlers(),
 	}
 }
 

@@ -79,6 +79,10 @@ type method struct {
 	// respPolicy decides which responses are compressed
 	// (Options.Compression, per method).
 	respPolicy codecs.Policy
+	// kind is the method's shape; stream is the handler of a stream
+	// method (invoke that of a unary one).
+	kind   streamKind
+	stream streamInvoker
 }
 
 // New builds a server for the methods registered on mux. mux must not be
@@ -97,7 +101,7 @@ func New(mux *Mux, o Options) (*Server, error) {
 	s := &Server{o: r, listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}}
 	ack := protocol.HandshakeAck{
 		Version:            protocol.Version,
-		Capabilities:       protocol.CapCancel | protocol.CapOneWay | protocol.CapKeepalive,
+		Capabilities:       protocol.CapCancel | protocol.CapOneWay | protocol.CapKeepalive | protocol.CapStreaming,
 		MaxFrameSize:       r.limits.MaxFrameSize,
 		MaxMetadataBytes:   r.limits.MaxMetadataBytes,
 		MaxConcurrentCalls: uint32(r.Calls.PerConnection),
@@ -115,7 +119,7 @@ func New(mux *Mux, o Options) (*Server, error) {
 			}
 			info.Methods = append(info.Methods, m.name)
 			full := svc.name + "/" + m.name
-			ms = append(ms, method{id: id, full: full, invoke: m.invoke, respPolicy: r.comp.Policy(full)})
+			ms = append(ms, method{id: id, full: full, invoke: m.invoke, respPolicy: r.comp.Policy(full), kind: m.kind, stream: m.stream})
 		}
 		ack.Services = append(ack.Services, info)
 		s.methods = append(s.methods, ms)

@@ -135,11 +135,12 @@ const (
 	dropRetained
 	dropDecoded
 	dropDecodeFailed
+	dropStreamBytes
 	dropCanceled // not a refusal: the call's context ended while queued (keep it after every refusal)
 	dropReasonCount
 )
 
-var dropNames = [...]string{"concurrency", "rate", "queue_full", "queue_timeout", "unavailable", "partition_capacity", "call_capacity", "draining", "unimplemented", "metadata_limit", "invalid_body", ReasonRetainedBytes, ReasonDecodedBytes, "decode_failed", "canceled"}
+var dropNames = [...]string{"concurrency", "rate", "queue_full", "queue_timeout", "unavailable", "partition_capacity", "call_capacity", "draining", "unimplemented", "metadata_limit", "invalid_body", ReasonRetainedBytes, ReasonDecodedBytes, "decode_failed", ReasonStreamBytes, "canceled"}
 
 func (d dropReason) String() string { return dropNames[d] }
 

@@ -10,14 +10,15 @@ import (
 	"github.com/sluicerpc/sluice/server"
 )
 
-// TestStreamsThatWereNotNegotiatedAreViolations: this server does not
-// announce CapStreaming yet, so a Request that opens a stream, and every
-// stream frame, is a protocol violation that closes the connection
-// (docs/streaming.md); none of them is run as a unary call.
+// TestStreamsThatWereNotNegotiatedAreViolations: the server announces
+// CapStreaming, but a client that did not announce it too has no
+// streams: a Request that opens a stream, and every stream frame, is a
+// protocol violation that closes the connection (docs/streaming.md);
+// none of them is run as a unary call.
 func TestStreamsThatWereNotNegotiatedAreViolations(t *testing.T) {
 	s := startServer(t, server.Options{})
 	ack := dialRaw(t, s.addr).ack
-	assert.False(t, ack.Capabilities.Has(protocol.CapStreaming))
+	assert.True(t, ack.Capabilities.Has(protocol.CapStreaming), "the server announces CapStreaming")
 	frames := map[string]func(c *rawClient) []byte{
 		"Request with Stream": func(c *rawClient) []byte {
 			si, mi := c.method("echo", "Say")
@@ -43,7 +44,7 @@ func TestStreamsThatWereNotNegotiatedAreViolations(t *testing.T) {
 	}
 	violations := s.Stats().ProtocolViolations
 	for name, frame := range frames {
-		c := dialRaw(t, s.addr)
+		c := dialRaw(t, s.addr) // no CapStreaming from this client
 		c.write(frame(c))
 		e := c.expectClosed()
 		require.NotNil(t, e, "%s: a connection Error before the close", name)

@@ -1,0 +1,260 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/sluicerpc/sluice/kernel/governor"
+	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/protocol/flow"
+	"github.com/sluicerpc/sluice/protocol/status"
+	"github.com/sluicerpc/sluice/spi"
+)
+
+// Stream is the server's side of one streaming call (docs/streaming.md),
+// handed to the handler of a stream method. Its methods take no context:
+// they are bounded by the call's, the one the handler gets (Cancel,
+// deadline, connection close, Stop).
+//
+// Ownership: the Stream belongs to its handler while the handler runs. At
+// most one goroutine receives and one sends at a time. Once the handler
+// returns the stream has ended: Receive and Send fail with an error and
+// touch nothing of the call.
+//
+// Memory: the messages the client sent and the handler has not received
+// yet are held, in arrival order, in the stream's queue; the stream's
+// receive window bounds them (less than the window plus one message),
+// the connection's window bounds all streams of a connection together.
+type Stream struct {
+	c    *conn
+	cl   *call // valid until the stream ends (guarded by sendMu for sends)
+	id   uint64
+	kind streamKind
+	ctx  context.Context // the call's
+
+	recv  flow.RecvWindow // what the client sent on this stream
+	sendW flow.SendWindow // what this server may send on it
+
+	mu         sync.Mutex
+	queue      []streamMsg // received, not yet taken by Receive
+	halfClosed bool        // the client sends nothing more
+	ended      bool        // the stream ended: the queue was dropped
+	// Before admission (docs/streaming.md): until the handler starts
+	// (admitted), messages after the opening one are charged to pre, the
+	// governor's pre-admission stream bytes, and to the queued request's
+	// MaxQueuedBytes; over either the stream is refused (refused: its
+	// Error, written by the call's goroutine) and its queue dropped.
+	admitted bool
+	refused  *protocol.ErrorFrame
+	refusedD dropReason
+	pre      governor.Holding
+	ready    chan struct{} // signalled (cap 1) when the queue grows or the client half-closes
+	done     chan struct{} // closed when the stream ends
+
+	// Receive's decoding (stream_decode.go): dec holds the decoded bytes
+	// of the message returned last and, while decoding, a decode credit;
+	// decoded is the buffer, reused.
+	dec     governor.Holding
+	decoded []byte
+
+	sendMu    sync.Mutex // serializes the frames this server writes for the stream
+	sentFirst bool       // a Message went out: the response headers are sent
+	sendEnded bool       // End or Error went out
+	wbuf      []byte
+}
+
+// streamMsg is one received message: its owned bytes (as received: a
+// compressed message in compressed form) and its flow-control charge,
+// the uncompressed length.
+type streamMsg struct {
+	b          []byte
+	n          uint64
+	compressed bool
+	codec      spi.Codec // a compressed message's, checked on the reader
+	err        error     // what Receive returns for it: its envelope failed the check
+}
+
+// errStreamEnded is what Receive and Send return on a stream that ended.
+var errStreamEnded = status.Errorf(protocol.CodeFailedPrecondition, "server: the stream has ended")
+
+func newStream(c *conn, cl *call, kind streamKind) *Stream {
+	s := &Stream{c: c, cl: cl, id: cl.id, kind: kind, ctx: cl.ctx, ready: make(chan struct{}, 1), done: make(chan struct{})}
+	s.recv.Init(protocol.InitialStreamWindow, protocol.MaxWindow)
+	s.sendW.Init(protocol.InitialStreamWindow, protocol.MaxWindow)
+	return s
+}
+
+// Receive returns the client's next message, valid until the next
+// Receive; io.EOF once the client half-closed and every message was
+// received. It blocks until a message arrives or the call's context ends
+// (then it returns the context's error). Taking a message returns its
+// credit to the client (WindowUpdate frames, batched).
+func (s *Stream) Receive() ([]byte, error) {
+	s.dec.Give(governor.PartDecoded, s.dec.Held(governor.PartDecoded)) // the last message is no longer valid
+	for {
+		s.mu.Lock()
+		switch {
+		case s.ended:
+			s.mu.Unlock()
+			return nil, errStreamEnded
+		case len(s.queue) > 0:
+			m := s.queue[0]
+			s.queue[0] = streamMsg{}
+			s.queue = s.queue[1:]
+			s.mu.Unlock()
+			s.credit(m.n)
+			if m.compressed {
+				return s.decode(&m)
+			}
+			return m.b, nil
+		case s.halfClosed:
+			s.mu.Unlock()
+			return nil, io.EOF
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.ready:
+		case <-s.done:
+		case <-s.ctx.Done():
+			return nil, s.ctx.Err()
+		}
+	}
+}
+
+// credit returns a taken message's bytes to the stream's and the
+// connection's windows, writing the WindowUpdates the windows ask for.
+func (s *Stream) credit(n uint64) {
+	if r, send := s.recv.Consume(n); send {
+		s.c.writeWindowUpdate(s.id, r)
+	}
+	if r, send := s.c.recvConn.Consume(n); send {
+		s.c.writeWindowUpdate(0, r)
+	}
+}
+
+// Send sends msg to the client, blocking while the stream's or the
+// connection's send window is closed (bounded by the call's context).
+// The response metadata added before the first Send goes with it as the
+// response headers; what is added afterwards becomes the trailers. It
+// fails once the stream ended, and on a client-streaming call (whose one
+// response is the handler's return value).
+func (s *Stream) Send(msg []byte) error {
+	if s.kind == kindClientStream {
+		return status.Errorf(protocol.CodeInternal, "server: Send on a client-streaming call: its response is the handler's return value")
+	}
+	return s.send(msg)
+}
+
+func (s *Stream) send(msg []byte) error {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if s.sendEnded {
+		return errStreamEnded
+	}
+	c := s.c
+	m := protocol.Message{Body: msg}
+	if !s.sentFirst {
+		m.Metadata = s.cl.md.resp
+	}
+	if size := len(msg) + m.Metadata.EncodedLen(); uint64(size) > uint64(c.peerMax) {
+		return status.Errorf(protocol.CodeResourceExhausted, "server: the message exceeds the client's maximum frame size")
+	}
+	if err := flow.ReservePair(s.ctx, &s.sendW, &c.sendConn, uint64(len(msg))); err != nil {
+		if e := s.ctx.Err(); e != nil {
+			return e
+		}
+		return errStreamEnded
+	}
+	frame, err := protocol.AppendMessage(s.wbuf[:0], s.id, &m)
+	if err != nil {
+		return status.Errorf(protocol.CodeInternal, "server: encoding a message: %v", err)
+	}
+	s.wbuf = frame
+	if !s.sentFirst {
+		s.sentFirst = true
+		s.cl.md.resp.Reset() // from now on, the trailers
+	}
+	return c.w.Write(frame)
+}
+
+// end writes the stream's last frame for the handler's result: End with
+// the trailers (the headers too when nothing was sent) on nil, an Error
+// otherwise. It runs once, on the call's goroutine, before release. A Send
+// still blocked on the window (a goroutine the handler left behind) fails
+// first: the send window is closed before the last frame is written.
+func (s *Stream) end(err error) {
+	s.sendW.Close()
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if s.sendEnded {
+		return
+	}
+	s.sendEnded = true
+	cl, c := s.cl, s.c
+	if err == nil && s.ctx.Err() != nil {
+		err = s.ctx.Err()
+	}
+	if err != nil {
+		f := errorFrameOf(err)
+		var pe *panicError
+		switch {
+		case errors.As(err, &pe):
+			f = pe.f
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			f = cl.contextFrame()
+		}
+		cl.withResponseMetadata(&f)
+		c.writeError(s.id, &f)
+		return
+	}
+	e := protocol.End{Metadata: cl.md.resp}
+	if uint64(e.Metadata.EncodedLen()) > uint64(c.peerMax) {
+		e.Metadata = protocol.Metadata{}
+	}
+	frame, ferr := protocol.AppendEnd(s.wbuf[:0], s.id, &e)
+	if ferr != nil {
+		return
+	}
+	s.wbuf = frame
+	_ = c.w.Write(frame)
+}
+
+// release ends the stream for the runtime, exactly once, whatever ended
+// it (the handler's return, a refusal before it ran, Cancel, deadline,
+// connection close, Stop, a panic): later frames for its id are ignored,
+// the send window is closed (a blocked Send returns), and the messages
+// still queued are dropped, their bytes returned to the connection's
+// window at once (a WindowUpdate on id 0).
+func (s *Stream) release() {
+	s.sendMu.Lock()
+	s.sendEnded = true
+	s.sendMu.Unlock()
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.ended = true
+	q := s.queue
+	s.queue = nil
+	s.pre.Release()
+	s.dec.Release()
+	s.mu.Unlock()
+	close(s.done)
+	s.sendW.Close()
+	var total uint64
+	for i := range q {
+		s.recv.Drop(q[i].n)
+		total += q[i].n
+	}
+	if total > 0 {
+		s.c.dropConnBytes(total)
+	}
+	s.c.mu.Lock()
+	if s.c.streams[s.id] == s {
+		delete(s.c.streams, s.id)
+	}
+	s.c.mu.Unlock()
+}
