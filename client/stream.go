@@ -84,8 +84,8 @@ type Stream struct {
 	wake       chan struct{} // capacity 1: a message or the end arrived
 	first      chan struct{} // closed at the first server frame or the end
 	ended      chan struct{} // closed at the end
-	policyHold admitted
-	held       bool
+	policyHold admitted      // the open attempt's hold on the endpoint policy
+	held       bool          // policyHold is to be reported (by finish)
 }
 
 // streamMsg is a received message: its own copy of the bytes on the wire
@@ -94,6 +94,10 @@ type streamMsg struct {
 	data     []byte
 	codec    spi.Codec // nil: not compressed
 	declared int       // uncompressed length: the flow-control charge
+	// empties counts the empty messages this entry stands for (data
+	// empty, codec nil): a run of them takes one entry, since an empty
+	// message costs no credit and the windows do not bound their number.
+	empties int
 }
 
 func (m *streamMsg) charge() uint64 {
@@ -234,6 +238,11 @@ func (s *Stream) Receive() ([]byte, error) {
 		if !s.opened && s.endErr == nil {
 			s.mu.Unlock()
 			return nil, status.New(protocol.CodeFailedPrecondition, "Receive on a server stream before its Send")
+		}
+		if len(s.queue) > 0 && s.queue[0].empties > 1 {
+			s.queue[0].empties--
+			s.mu.Unlock()
+			return nil, nil
 		}
 		if len(s.queue) > 0 {
 			m := s.queue[0]

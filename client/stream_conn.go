@@ -143,6 +143,14 @@ func (c *conn) onMessage(h protocol.Header, payload []byte, m *protocol.Message)
 		s.mu.Unlock()
 		return err
 	}
+	if n == 0 && perr == nil && !m.Compressed && !h.Flags.Has(protocol.FlagHasMetadata) {
+		if q := len(s.queue); q > 0 && s.queue[q-1].empties > 0 {
+			s.queue[q-1].empties++
+			s.mu.Unlock()
+			s.signal()
+			return nil
+		}
+	}
 	// From here the bytes are the stream's: queued, or dropped by abort.
 	s.queue = append(s.queue, streamMsg{})
 	msg := &s.queue[len(s.queue)-1]
@@ -161,7 +169,11 @@ func (c *conn) onMessage(h protocol.Header, payload []byte, m *protocol.Message)
 			}
 		}
 	}
-	msg.data = append([]byte(nil), m.Body...)
+	if len(m.Body) > 0 {
+		msg.data = append([]byte(nil), m.Body...)
+	} else if !m.Compressed {
+		msg.empties = 1
+	}
 	if refuse == nil {
 		s.firstFrameLocked(&m.Metadata)
 	}

@@ -33,16 +33,16 @@ func (s *Stream) finish(out outcome, err error, local bool) bool {
 	if !s.gotFirst {
 		close(s.first)
 	}
-	cn, opened := s.cn, s.opened
+	cn, held := s.cn, s.held
+	s.held = false
 	s.mu.Unlock()
 	s.sendWin.Close()
-	if !opened {
-		return true
+	if cn == nil {
+		return true // never opened: nothing else to release
 	}
 	cn.removeStream(s)
 	cn.dropped(dropped)
-	if s.held {
-		s.held = false
+	if held {
 		if out == outcomeRemoteError && status.Code(err) == protocol.CodeDeadlineExceeded && errors.Is(ctxErr(s.ctx), context.DeadlineExceeded) {
 			out = outcomeDeadlineExceeded // as for a unary attempt
 		}
@@ -80,9 +80,17 @@ func (s *Stream) abort(out outcome, err error) {
 		return
 	}
 	s.mu.Lock()
-	cn, opened := s.cn, s.opened
+	cn := s.cn
 	s.mu.Unlock()
-	if !opened || !cn.caps.Has(protocol.CapCancel) {
+	if cn != nil {
+		s.sendCancel(cn, err)
+	}
+}
+
+// sendCancel sends the server a Cancel frame for s, ended by this side
+// with err, when CapCancel was negotiated; best effort.
+func (s *Stream) sendCancel(cn *conn, err error) {
+	if !cn.caps.Has(protocol.CapCancel) {
 		return
 	}
 	reason := protocol.CancelCaller

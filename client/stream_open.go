@@ -90,11 +90,18 @@ func (c *Client) streamAttempt(s *Stream, ep *endpoint, msg []byte, withMsg bool
 	if err != nil {
 		return outcomePolicyRejected, err
 	}
+	s.mu.Lock()
 	s.policyHold, s.held = a, held
+	s.mu.Unlock()
 	out, err := c.streamAttemptOnce(s, ep, msg, withMsg)
-	if out != outcomeSuccess && s.held {
+	if out != outcomeSuccess {
+		s.mu.Lock()
+		held := s.held // false if a Close meanwhile reported it
 		s.held = false
-		c.policy.report(a, out, err, false)
+		s.mu.Unlock()
+		if held {
+			c.policy.report(a, out, err, false)
+		}
 	}
 	return out, err
 }
@@ -164,7 +171,17 @@ func (c *Client) streamAttemptOnce(s *Stream, ep *endpoint, msg []byte, withMsg 
 		return outcomeSendFailure, err
 	}
 	s.mu.Lock()
-	s.stopCtx = context.AfterFunc(ctx, func() { s.cancel(ctx.Err()) })
+	end := s.endErr
+	if end == nil {
+		s.stopCtx = context.AfterFunc(ctx, func() { s.cancel(ctx.Err()) })
+	}
 	s.mu.Unlock()
+	if end != nil {
+		// Closed while opening (Close may run during a server stream's
+		// Send): finish ran before the stream was in the table.
+		cn.removeStream(s)
+		s.sendCancel(cn, end)
+		return outcomeCanceled, end
+	}
 	return outcomeSuccess, nil
 }

@@ -439,3 +439,33 @@ func TestStreamEndpointPolicyReportsOnce(t *testing.T) {
 	assert.Equal(t, spi.OutcomeConnectionClosed, r[3].outcome.Kind)
 	rec.requireExactlyOnce(t)
 }
+
+// TestStreamEmptyMessages: empty messages cost no credit and each is
+// delivered (a run of them is held as one entry).
+func TestStreamEmptyMessages(t *testing.T) {
+	p := startStreamPeer(t, streamCaps)
+	c := dial(t, client.Options{}, p.addr)
+	s, err := c.NewStream(ctxTimeout(t, 10*time.Second), "svc/M", client.StreamServer)
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Send(nil))
+	pc := p.next(t)
+	h, req := pc.request(t)
+	assert.True(t, req.HasMessage)
+	pc.writeMessage(t, h.ID, "", "h", "1")
+	pc.writeMessage(t, h.ID, "")
+	pc.writeMessage(t, h.ID, "")
+	pc.writeMessage(t, h.ID, "x")
+	pc.writeMessage(t, h.ID, "")
+	pc.writeEnd(t, h.ID)
+	var got []string
+	for {
+		m, err := s.Receive()
+		if err != nil {
+			require.ErrorIs(t, err, io.EOF)
+			break
+		}
+		got = append(got, string(m))
+	}
+	assert.Equal(t, []string{"", "", "", "x", ""}, got)
+}
