@@ -31,6 +31,15 @@ type peerConn struct {
 const streamCaps = protocol.CapCancel | protocol.CapStreaming
 
 func startStreamPeer(t testing.TB, caps protocol.Capabilities) *streamPeer {
+	return startStreamPeerCodecs(t, caps, nil)
+}
+
+// startStreamPeerCodecs is startStreamPeer whose ack accepts the codecs
+// named in accept (with CapCompression).
+func startStreamPeerCodecs(t testing.TB, caps protocol.Capabilities, accept []string) *streamPeer {
+	if len(accept) > 0 {
+		caps |= protocol.CapCompression
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	p := &streamPeer{addr: l.Addr().String(), conns: make(chan *peerConn, 8)}
@@ -53,7 +62,7 @@ func startStreamPeer(t testing.TB, caps protocol.Capabilities) *streamPeer {
 			}
 			ack, _ := protocol.AppendHandshakeAck(nil, &protocol.HandshakeAck{
 				Version: protocol.Version, Capabilities: caps,
-				MaxFrameSize: 1 << 20, MaxMetadataBytes: 1024,
+				MaxFrameSize: 1 << 20, MaxMetadataBytes: 1024, Codecs: accept,
 				Services: []protocol.ServiceInfo{{Name: "svc", Methods: []string{"M"}}},
 			})
 			if _, err := nc.Write(ack); err != nil {
