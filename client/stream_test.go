@@ -469,3 +469,47 @@ func TestStreamEmptyMessages(t *testing.T) {
 	}
 	assert.Equal(t, []string{"", "", "", "x", ""}, got)
 }
+
+// TestStreamDeadline: the context's deadline is the stream's budget; when
+// it passes the stream is cancelled with reason deadline, Receive returns
+// DeadlineExceeded and the policy is told deadline_exceeded.
+func TestStreamDeadline(t *testing.T) {
+	p := startStreamPeer(t, streamCaps)
+	c := dial(t, client.Options{}, p.addr)
+	rec := newRecording("r")
+	_, err := c.SetEndpointPolicy(rec)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	s, err := c.NewStream(ctx, "svc/M", client.StreamBidi)
+	require.NoError(t, err)
+	defer s.Close()
+	pc := p.next(t)
+	h, req := pc.request(t)
+	require.True(t, req.HasBudget)
+	assert.Greater(t, req.Budget, 59*time.Minute)
+
+	dctx, dcancel := context.WithTimeout(context.Background(), time.Second) // long enough to open on a busy machine
+	defer dcancel()
+	s2, err := c.NewStream(dctx, "svc/M", client.StreamBidi)
+	require.NoError(t, err)
+	defer s2.Close()
+	h2, _ := pc.request(t)
+	ch, payload := pc.expect(t, protocol.FrameCancel)
+	assert.Equal(t, h2.ID, ch.ID)
+	reason, err := protocol.ParseCancel(ch, payload)
+	require.NoError(t, err)
+	assert.Equal(t, protocol.CancelDeadline, reason)
+	_, err = s2.Receive()
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	_, r := rec.snapshot()
+	require.Len(t, r, 1)
+	assert.Equal(t, spi.OutcomeDeadlineExceeded, r[0].outcome.Kind)
+
+	// The first stream is untouched; its Header waits for the server.
+	got := make(chan error, 1)
+	go func() { _, err := s.Header(); got <- err }()
+	waitBlockedIn(t, "client.(*Stream).Header")
+	pc.writeMessage(t, h.ID, "m", "h", "v")
+	require.NoError(t, recv(t, got))
+}
