@@ -283,12 +283,28 @@ func TestStreamCancelMidStream(t *testing.T) {
 	s2, err := c.NewStream(ctxTimeout(t, 10*time.Second), "svc/M", client.StreamBidi)
 	require.NoError(t, err)
 	defer s2.Close()
-	h2, _ := pc.request(t) // the same connection
-	assert.Greater(t, h2.ID, h.ID)
-	// The late message's bytes went back to the connection window.
-	id, w := pc.windowUpdate(t)
-	assert.Zero(t, id)
-	assert.Equal(t, uint32(4), w.Returned)
+	// On the same connection: the new stream's Request, and the late
+	// message's bytes back to the connection window (the reader's
+	// WindowUpdate and the Request race: either order).
+	var sawRequest, sawUpdate bool
+	for !sawRequest || !sawUpdate {
+		fh, payload := pc.read(t)
+		switch fh.Type {
+		case protocol.FrameRequest:
+			require.False(t, sawRequest)
+			sawRequest = true
+			assert.Greater(t, fh.ID, h.ID)
+		case protocol.FrameWindowUpdate:
+			require.False(t, sawUpdate)
+			sawUpdate = true
+			var w protocol.WindowUpdate
+			require.NoError(t, protocol.ParseWindowUpdate(fh, payload, &w))
+			assert.Zero(t, fh.ID)
+			assert.Equal(t, protocol.WindowUpdate{Returned: 4}, w)
+		default:
+			t.Fatalf("unexpected %s frame", fh.Type)
+		}
+	}
 }
 
 // TestStreamViolationsCloseTheConnection: stream frames that break the
