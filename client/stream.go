@@ -78,7 +78,8 @@ type Stream struct {
 	gotFirst   bool        // a server frame arrived (headers known)
 	header     protocol.Metadata
 	trailer    protocol.Metadata
-	endErr     error         // non-nil once ended: io.EOF after End
+	ending     bool          // finish has begun: the end is claimed
+	endErr     error         // non-nil once the end is published: io.EOF after End
 	local      bool          // ended by this side (cancel, Close, conn loss)
 	released   bool          // queue dropped, ctx watcher stopped
 	wake       chan struct{} // capacity 1: a message or the end arrived
@@ -299,6 +300,7 @@ func (s *Stream) Header() (*protocol.Metadata, error) {
 	case <-s.first:
 	case <-s.ctx.Done():
 		s.cancel(s.ctx.Err())
+		<-s.first // closed when the end is published, whoever ends it
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

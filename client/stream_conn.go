@@ -130,7 +130,7 @@ func (c *conn) onMessage(h protocol.Header, payload []byte, m *protocol.Message)
 		return nil
 	}
 	s.mu.Lock()
-	if s.endErr != nil { // ended meanwhile (a local end)
+	if s.ending { // ended meanwhile (a local end)
 		s.mu.Unlock()
 		c.dropped(n)
 		return nil
@@ -238,7 +238,7 @@ func (c *conn) onEnd(h protocol.Header, payload []byte, e *protocol.End) error {
 // holds the trailers (and the headers when it is the first frame).
 func (s *Stream) onEnd(md *protocol.Metadata, out outcome, err error) {
 	s.mu.Lock()
-	if s.endErr == nil {
+	if !s.ending {
 		copyMetadata(&s.trailer, md)
 		s.firstFrameLocked(md)
 	}

@@ -16,27 +16,25 @@ import (
 // not yet received by the caller are dropped, their bytes returned to the
 // connection window. The stream leaves its connection's table, its send
 // window closes (a blocked Send returns), and its endpoint-policy attempt
-// is reported with out. It never blocks on the network beyond queueing a
-// WindowUpdate.
+// is reported with out, all before the end is published (Receive, Send
+// and Header see it after the report, as a unary call's caller does). It
+// never blocks on the network beyond queueing a WindowUpdate.
 func (s *Stream) finish(out outcome, err error, local bool) bool {
 	s.mu.Lock()
-	if s.endErr != nil {
+	if s.ending {
 		s.mu.Unlock()
 		return false
 	}
-	s.endErr, s.local = err, local
+	s.ending, s.local = true, local
 	var dropped uint64
 	if local {
 		dropped = s.takeQueueLocked()
-	}
-	close(s.ended)
-	if !s.gotFirst {
-		close(s.first)
 	}
 	cn, held := s.cn, s.held
 	s.held = false
 	s.mu.Unlock()
 	s.sendWin.Close()
+	defer s.publish(err)
 	if cn == nil {
 		return true // never opened: nothing else to release
 	}
@@ -53,6 +51,17 @@ func (s *Stream) finish(out outcome, err error, local bool) bool {
 		s.c.policy.report(s.policyHold, out, rerr, false)
 	}
 	return true
+}
+
+// publish makes the end err visible to the caller's side of the stream.
+func (s *Stream) publish(err error) {
+	s.mu.Lock()
+	s.endErr = err
+	close(s.ended)
+	if !s.gotFirst {
+		close(s.first)
+	}
+	s.mu.Unlock()
 }
 
 // takeQueueLocked empties the queue and returns the bytes it charged.

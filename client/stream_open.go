@@ -171,12 +171,13 @@ func (c *Client) streamAttemptOnce(s *Stream, ep *endpoint, msg []byte, withMsg 
 		return outcomeSendFailure, err
 	}
 	s.mu.Lock()
-	end := s.endErr
-	if end == nil {
+	closed := s.ending
+	if !closed {
 		s.stopCtx = context.AfterFunc(ctx, func() { s.cancel(ctx.Err()) })
 	}
 	s.mu.Unlock()
-	if end != nil {
+	if closed {
+		end := errStreamClosed
 		// Closed while opening (Close may run during a server stream's
 		// Send): finish ran before the stream was in the table.
 		cn.removeStream(s)
