@@ -542,3 +542,28 @@ func TestStreamDeadline(t *testing.T) {
 	pc.writeMessage(t, h.ID, "m", "h", "v")
 	require.NoError(t, recv(t, got))
 }
+
+// TestStreamFrameForAUnaryCallIsAViolation: with streaming negotiated, a
+// Message for the id of a unary call waiting for its answer (below the
+// last stream opened) is a violation: that id was never a stream.
+func TestStreamFrameForAUnaryCallIsAViolation(t *testing.T) {
+	p := startStreamPeer(t, streamCaps)
+	c := dial(t, client.Options{}, p.addr)
+	called := make(chan error, 1)
+	go func() {
+		_, err := c.CallRaw(ctxTimeout(t, 10*time.Second), "svc/M", nil)
+		called <- err
+	}()
+	pc := p.next(t)
+	uh, _ := pc.request(t)
+	s, err := c.NewStream(ctxTimeout(t, 10*time.Second), "svc/M", client.StreamBidi)
+	require.NoError(t, err)
+	defer s.Close()
+	sh, _ := pc.request(t)
+	require.Greater(t, sh.ID, uh.ID)
+	pc.writeMessage(t, uh.ID, "x")
+	pc.closed(t)
+	requireCode(t, recv(t, called), protocol.CodeUnavailable)
+	_, err = s.Receive()
+	requireCode(t, err, protocol.CodeUnavailable)
+}
