@@ -38,6 +38,21 @@ func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay 
 		c.calls.put(cl)
 		return nil, err
 	}
+	err := c.attempts(ctx, &co, func(ep *endpoint) (outcome, error) {
+		return c.attempt(ctx, ep, method, body, oneWay, co.waitForReady, cl)
+	}, shouldRetry)
+	if err == nil {
+		return cl, nil
+	}
+	c.calls.put(cl)
+	return nil, err
+}
+
+// attempts runs try on endpoints until an attempt succeeds, one fails in a
+// way retry says must not be retried, the attempts are exhausted or ctx
+// ends, and returns the last error (nil on success): the retry loop shared
+// by unary calls (invoke) and the opening of streams (openStream).
+func (c *Client) attempts(ctx context.Context, co *callOptions, try func(*endpoint) (outcome, error), retryable func(outcome, error, bool) (bool, time.Duration)) error {
 	var (
 		tried   uint64 // endpoints an attempt went to
 		ref     refusals
@@ -56,9 +71,9 @@ func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay 
 		}
 		ep := c.pick(tried, ref.mask)
 		begin := time.Now()
-		out, err := c.attempt(ctx, ep, method, body, oneWay, co.waitForReady, cl)
+		out, err := try(ep)
 		if out == outcomeSuccess {
-			return cl, nil
+			return nil
 		}
 		var retry bool
 		var wait time.Duration
@@ -74,7 +89,7 @@ func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay 
 		} else {
 			tried = markTried(tried, ep)
 			lastErr = err
-			retry, wait = shouldRetry(out, err, co.idempotent)
+			retry, wait = retryable(out, err, co.idempotent)
 			if !co.waitForReady || out != outcomeNotConnected {
 				attempts++ // waiting for readiness, failed dials are not attempts
 			}
@@ -96,8 +111,7 @@ func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay 
 			ref.reset() // the policy may allow them now
 		}
 	}
-	c.calls.put(cl)
-	return nil, lastErr
+	return lastErr
 }
 
 // fits reports whether ctx's deadline, if any, is more than d away.
@@ -172,16 +186,9 @@ func (c *Client) attempt(ctx context.Context, ep *endpoint, method string, body 
 // answer. On outcomeSuccess the response body is in cl.body. waitReady
 // makes it wait for ep's backoff instead of failing at once (connFor).
 func (c *Client) attemptOnce(ctx context.Context, ep *endpoint, method string, body []byte, oneWay, waitReady bool, cl *call) (outcome, error) {
-	cn, err := c.connFor(ctx, ep, waitReady)
+	cn, out, err := c.connForAttempt(ctx, ep, waitReady)
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return ctxOutcome(err), err
-		}
-		var de *dialError
-		if errors.As(err, &de) {
-			return outcomeNotConnected, de.st
-		}
-		return outcomeSendFailure, err
+		return out, err
 	}
 	rt, ok := cn.routes[method]
 	if !ok {
@@ -238,4 +245,21 @@ func (c *Client) attemptOnce(ctx context.Context, ep *endpoint, method string, b
 		return cl.decode(ctx) // a compressed response (decode_response.go)
 	}
 	return cl.out, cl.err
+}
+
+// connForAttempt is connFor for an attempt, its failure classified: the
+// caller's context, a failed dial, or no connection.
+func (c *Client) connForAttempt(ctx context.Context, ep *endpoint, waitReady bool) (*conn, outcome, error) {
+	cn, err := c.connFor(ctx, ep, waitReady)
+	if err == nil {
+		return cn, outcomeSuccess, nil
+	}
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil, ctxOutcome(err), err
+	}
+	var de *dialError
+	if errors.As(err, &de) {
+		return nil, outcomeNotConnected, de.st
+	}
+	return nil, outcomeSendFailure, err
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/protocol/flow"
 )
 
 // route is a method's position in the server's method table.
@@ -35,19 +36,27 @@ type conn struct {
 	peerMaxMetadata uint32
 	codecs          wireCodecs // compression.go
 	routes          map[string]route
+	streaming       bool // CapStreaming negotiated (both announced it)
+
+	// Connection-level flow control of streams (stream_conn.go): our
+	// credit on the server's window, and the server's on ours.
+	sendWin flow.SendWindow
+	recvWin flow.RecvWindow
 
 	// usable is true from the handshake until GoAway or the close: new
 	// calls may start on the connection.
 	usable atomic.Bool
 
 	sendMu sync.Mutex
-	nextID uint64 // last assigned request id; guarded by sendMu
+	nextID uint64        // last assigned request id; guarded by sendMu
+	lastID atomic.Uint64 // the last id of a stream queued, for the reader
 
 	mu        sync.Mutex
-	calls     map[uint64]*call // unary calls waiting for their answer
-	closed    bool             // the reader ended: no call may register
-	goingAway bool             // GoAway received: no call may register
-	closeErr  error            // why the connection ends; the calls' error
+	calls     map[uint64]*call   // unary calls waiting for their answer
+	streams   map[uint64]*Stream // live streams (stream_conn.go)
+	closed    bool               // the reader ended: no call may register
+	goingAway bool               // GoAway received: no call may register
+	closeErr  error              // why the connection ends; the calls' error
 
 	received atomic.Uint64 // frames received, for keepalive
 	ka       keepalive     // guarded by mu
@@ -97,7 +106,7 @@ func (c *conn) abandon(cl *call) bool {
 	if owned {
 		delete(c.calls, cl.id)
 	}
-	drained := c.goingAway && !c.closed && len(c.calls) == 0
+	drained := c.drainedLocked()
 	c.mu.Unlock()
 	if drained {
 		c.close(unavailable("connection drained after GoAway"))
@@ -113,7 +122,7 @@ func (c *conn) take(id uint64) *call {
 	if cl != nil {
 		delete(c.calls, id)
 	}
-	drained := c.goingAway && !c.closed && len(c.calls) == 0
+	drained := c.drainedLocked()
 	c.mu.Unlock()
 	if drained {
 		c.close(unavailable("connection drained after GoAway"))

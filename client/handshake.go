@@ -62,7 +62,7 @@ func (c *Client) handshake(ctx context.Context, ep *endpoint, nc net.Conn) (*con
 	lim := c.cfg.limits()
 	hs := protocol.Handshake{
 		Version:      protocol.Version,
-		Capabilities: protocol.CapCancel | protocol.CapOneWay | protocol.CapKeepalive,
+		Capabilities: protocol.CapCancel | protocol.CapOneWay | protocol.CapKeepalive | protocol.CapStreaming,
 		MaxFrameSize: c.cfg.MaxFrameSize,
 		Auth:         c.cfg.Auth,
 		Codecs:       c.cfg.offer,
@@ -121,7 +121,11 @@ func (c *Client) handshake(ctx context.Context, ep *endpoint, nc net.Conn) (*con
 		codecs:          negotiate(c.cfg.comp, ack.Codecs),
 		routes:          make(map[string]route),
 		calls:           make(map[uint64]*call),
+		streams:         make(map[uint64]*Stream),
+		streaming:       ack.Capabilities.Has(protocol.CapStreaming),
 	}
+	cn.sendWin.Init(protocol.InitialConnWindow, protocol.MaxWindow)
+	cn.recvWin.Init(protocol.InitialConnWindow, protocol.MaxWindow)
 	for si, svc := range ack.Services {
 		for mi, m := range svc.Methods {
 			cn.routes[svc.Name+"/"+m] = route{service: uint16(si), method: uint16(mi)}

@@ -19,6 +19,8 @@ func (c *conn) readLoop() {
 
 func (c *conn) readFrames() error {
 	var resp protocol.Response
+	var msg protocol.Message
+	var end protocol.End
 	var pong []byte
 	for {
 		h, payload, err := c.rd.ReadFrame()
@@ -55,6 +57,8 @@ func (c *conn) readFrames() error {
 			if cl := c.take(h.ID); cl != nil {
 				cl.md.capture(&f.Metadata)
 				cl.complete(outcomeRemoteError, statusOf(&f))
+			} else if c.streaming {
+				c.onStreamError(h.ID, &f)
 			}
 		case protocol.FramePing:
 			data, err := protocol.ParsePing(h, payload)
@@ -71,6 +75,22 @@ func (c *conn) readFrames() error {
 				return err
 			}
 			c.onGoAway(&g)
+		case protocol.FrameMessage, protocol.FrameEnd, protocol.FrameWindowUpdate:
+			if !c.streaming {
+				return &protocol.ProtocolError{Reason: "the server sent a " + h.Type.String() + " frame, but streaming was not negotiated"}
+			}
+			var err error
+			switch h.Type {
+			case protocol.FrameMessage:
+				err = c.onMessage(h, payload, &msg)
+			case protocol.FrameEnd:
+				err = c.onEnd(h, payload, &end)
+			default:
+				err = c.onWindowUpdate(h, payload)
+			}
+			if err != nil {
+				return err
+			}
 		default:
 			return &protocol.ProtocolError{Reason: "the server sent a " + h.Type.String() + " frame"}
 		}
@@ -98,12 +118,13 @@ func (c *conn) onGoAway(g *protocol.GoAway) {
 			lost = append(lost, cl)
 		}
 	}
-	drained := len(c.calls) == 0
+	drained := len(c.calls) == 0 && len(c.streams) == 0
 	c.mu.Unlock()
 	err := unavailable("server going away (" + g.Message + "): request not processed")
 	for _, cl := range lost {
 		cl.complete(outcomeGoAway, err)
 	}
+	c.failStreams(g.LastID, outcomeGoAway, err) // they may leave the connection drained
 	if drained {
 		c.close(unavailable("connection drained after GoAway"))
 	}
@@ -130,6 +151,8 @@ func (c *conn) shutdown(readErr error) {
 	for _, cl := range calls {
 		cl.complete(outcomeConnClosed, cause)
 	}
+	c.failStreams(0, outcomeConnClosed, cause)
+	c.sendWin.Close()
 	_ = c.w.Close()
 	_ = c.nc.Close()
 	c.client.untrack(c)

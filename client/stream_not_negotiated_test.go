@@ -11,11 +11,12 @@ import (
 	"github.com/sluicerpc/sluice/protocol"
 )
 
-// TestStreamFramesFromAServerAreViolations: this client does not offer
-// CapStreaming yet, so a server that answers a call with a stream frame
-// (Message, End, WindowUpdate) commits a protocol violation: the
-// connection closes, the call fails Unavailable, and the next call gets a
-// fresh connection.
+// TestStreamFramesFromAServerAreViolations: the client offers
+// CapStreaming, but this server (fakeServer) did not announce it, so
+// streaming was not negotiated: a server that answers a call with a
+// stream frame (Message, End, WindowUpdate) commits a protocol violation:
+// the connection closes, the call fails Unavailable, and the next call
+// gets a fresh connection.
 func TestStreamFramesFromAServerAreViolations(t *testing.T) {
 	for name, frame := range map[string]func(id uint64) []byte{
 		"Message": func(id uint64) []byte {

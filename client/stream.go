@@ -1,0 +1,333 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/protocol/flow"
+	"github.com/sluicerpc/sluice/protocol/status"
+	"github.com/sluicerpc/sluice/spi"
+)
+
+// StreamType is the shape of a streaming call (docs/streaming.md).
+type StreamType uint8
+
+const (
+	// StreamServer: one request message, many responses. Its one Send
+	// opens the stream with Stream|HasMessage|EndStream, per the spec.
+	StreamServer StreamType = iota + 1
+	// StreamClient: many request messages, one response (the server's
+	// one Message, then End).
+	StreamClient
+	// StreamBidi: both sides send messages independently.
+	StreamBidi
+)
+
+func (t StreamType) String() string {
+	switch t {
+	case StreamServer:
+		return "server"
+	case StreamClient:
+		return "client"
+	case StreamBidi:
+		return "bidi"
+	}
+	return "invalid"
+}
+
+// Stream is one streaming call, from NewStream until it ends.
+//
+// Concurrency: Send and CloseSend may be called from one goroutine at a
+// time, Receive from one goroutine at a time (possibly another), and
+// Header, Trailer and Close from any goroutine.
+//
+// Ends. The stream ends exactly once: for the client when the server's End
+// (Receive then reports io.EOF) or Error frame arrives (Receive reports
+// its status), when ctx ends or Close is called (a Cancel frame goes to
+// the server), or when the connection is lost. Its endpoint-policy attempt
+// is reported then, once. Messages already received before a server's End
+// or Error are still delivered by Receive; after a local end they are
+// dropped. The caller must call Close, cancel ctx, or Receive until an
+// error: messages left unread hold connection credit until one of these
+// (Close after the end releases them and costs nothing else).
+type Stream struct {
+	c      *Client
+	cn     *conn
+	kind   StreamType
+	method string
+	ctx    context.Context
+	id     uint64 // set when the opening Request is queued
+
+	// The request side; used by the sending goroutine only.
+	cl     call   // metadata, compression policy and buffers of the call
+	opened bool   // the opening Request was queued (guarded by mu too)
+	dbuf   []byte // decoded messages; used by the receiving goroutine only
+	co     callOptions
+
+	sendWin flow.SendWindow // our credit on the server's stream window
+	recvWin flow.RecvWindow // the server's credit on our stream window
+
+	stopCtx func() bool // unregisters the ctx watcher
+
+	mu         sync.Mutex
+	sendClosed bool
+	queue      []streamMsg // received, not taken by Receive
+	gotFirst   bool        // a server frame arrived (headers known)
+	header     protocol.Metadata
+	trailer    protocol.Metadata
+	ending     bool          // finish has begun: the end is claimed
+	endErr     error         // non-nil once the end is published: io.EOF after End
+	local      bool          // ended by this side (cancel, Close, conn loss)
+	released   bool          // queue dropped, ctx watcher stopped
+	wake       chan struct{} // capacity 1: a message or the end arrived
+	first      chan struct{} // closed at the first server frame or the end
+	ended      chan struct{} // closed at the end
+	policyHold admitted      // the open attempt's hold on the endpoint policy
+	held       bool          // policyHold is to be reported (by finish)
+}
+
+// streamMsg is a received message: its own copy of the bytes on the wire
+// (memory follows bytes received), decoded in Receive when compressed.
+type streamMsg struct {
+	data     []byte
+	codec    spi.Codec // nil: not compressed
+	declared int       // uncompressed length: the flow-control charge
+	// empties counts the empty messages this entry stands for (data
+	// empty, codec nil): a run of them takes one entry, since an empty
+	// message costs no credit and the windows do not bound their number.
+	empties int
+}
+
+func (m *streamMsg) charge() uint64 {
+	if m.codec != nil {
+		return uint64(m.declared)
+	}
+	return uint64(len(m.data))
+}
+
+// errServerStreamSend is the error of a second Send on a server stream.
+var errServerStreamSend = status.New(protocol.CodeFailedPrecondition, "a server-streaming call sends exactly one message")
+
+// Send sends msg, blocking while the stream's or the connection's window
+// has no credit, bounded by the stream's context. msg is not retained.
+// After the server ended the stream Send returns io.EOF (Receive returns
+// the stream's outcome); after CloseSend it fails with FailedPrecondition.
+//
+// On a StreamServer stream the one Send opens the call (the endpoint is
+// chosen and dialled then, with the retries of a unary call before the
+// Request is queued) and half-closes it.
+func (s *Stream) Send(msg []byte) error {
+	if s.kind == StreamServer {
+		s.mu.Lock()
+		opened, end := s.opened, s.endErr
+		s.mu.Unlock()
+		switch {
+		case opened:
+			return errServerStreamSend
+		case end != nil:
+			return end
+		}
+		return s.c.openStream(s, msg, true)
+	}
+	s.mu.Lock()
+	closed, end := s.sendClosed, s.endErr
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return status.New(protocol.CodeFailedPrecondition, "Send after CloseSend")
+	case end != nil:
+		return s.sendEndErr(end)
+	}
+	s.encode(msg)
+	if s.cn.frameTooLarge(s.cl.frame) {
+		return status.Errorf(protocol.CodeResourceExhausted, "the message (%d bytes) exceeds the server's maximum frame size (%d bytes)", len(s.cl.frame)-protocol.HeaderSize, s.cn.peerMaxFrame)
+	}
+	if err := flow.ReservePair(s.ctx, &s.sendWin, &s.cn.sendWin, uint64(len(msg))); err != nil {
+		return s.sendFailure(err)
+	}
+	if err := s.cn.w.Write(s.cl.frame); err != nil {
+		return s.sendEndErr(unavailable("connection to " + s.cn.ep.addr + " failed: message not sent: " + describe(err)))
+	}
+	return nil
+}
+
+// encode compresses msg per the call's policy (as a unary request body,
+// compress_request.go) and encodes its Message frame into s.cl.frame.
+func (s *Stream) encode(msg []byte) {
+	s.cl.zidx = 0 // a new body: nothing of the last one's compression applies
+	s.cl.req = protocol.Request{}
+	s.cl.setBody(s.cn, msg)
+	m := protocol.Message{Body: s.cl.req.Body, Compressed: s.cl.req.Compressed, CodecID: s.cl.req.CodecID, OriginalLength: s.cl.req.OriginalLength}
+	s.cl.req.Body = nil
+	s.cl.frame, _ = protocol.AppendMessage(s.cl.frame[:0], s.id, &m)
+}
+
+// returnCredit gives back a reservation that was not sent.
+func (s *Stream) returnCredit(n uint64) {
+	if n == 0 {
+		return
+	}
+	_ = s.sendWin.Update(n, 0)
+	_ = s.cn.sendWin.Update(n, 0)
+}
+
+// sendFailure maps a failed reservation to Send's error.
+func (s *Stream) sendFailure(err error) error {
+	if errors.Is(err, flow.ErrTooLarge) {
+		return status.New(protocol.CodeResourceExhausted, "the message is larger than a window can ever allow")
+	}
+	if e := ctxErr(s.ctx); e != nil {
+		s.cancel(e)
+		return e
+	}
+	<-s.ended // ErrClosed: the stream's or the connection's window closed at the end
+	s.mu.Lock()
+	end := s.endErr
+	s.mu.Unlock()
+	return s.sendEndErr(end)
+}
+
+// sendEndErr is Send's error once the stream ended with end: io.EOF when
+// the server ended it (Receive tells how), the end's error otherwise.
+func (s *Stream) sendEndErr(end error) error {
+	s.mu.Lock()
+	local := s.local
+	s.mu.Unlock()
+	if !local {
+		return io.EOF
+	}
+	return end
+}
+
+// CloseSend half-closes the stream: the client sends nothing more (an End
+// frame). It does not wait for the server. Calling it again is a no-op.
+func (s *Stream) CloseSend() error {
+	s.mu.Lock()
+	if s.kind == StreamServer || s.sendClosed {
+		opened := s.opened
+		s.mu.Unlock()
+		if !opened {
+			return status.New(protocol.CodeFailedPrecondition, "CloseSend on a server stream before its Send")
+		}
+		return nil
+	}
+	s.sendClosed = true
+	end := s.endErr
+	s.mu.Unlock()
+	if end != nil {
+		return nil // nothing left to close
+	}
+	var b [protocol.HeaderSize]byte
+	f, _ := protocol.AppendEnd(b[:0], s.id, &protocol.End{})
+	if err := s.cn.w.Write(f); err != nil {
+		return unavailable("connection to " + s.cn.ep.addr + " failed: half-close not sent: " + describe(err))
+	}
+	return nil
+}
+
+// Receive returns the next message from the server, valid until the next
+// Receive. It blocks until one arrives or the stream ends: io.EOF after
+// the server's End, the status error of its Error frame, the context's
+// error after a cancel, Canceled after Close, Unavailable after a lost
+// connection.
+func (s *Stream) Receive() ([]byte, error) {
+	for {
+		s.mu.Lock()
+		if !s.opened && s.endErr == nil {
+			s.mu.Unlock()
+			return nil, status.New(protocol.CodeFailedPrecondition, "Receive on a server stream before its Send")
+		}
+		if len(s.queue) > 0 && s.queue[0].empties > 1 {
+			s.queue[0].empties--
+			s.mu.Unlock()
+			return nil, nil
+		}
+		if len(s.queue) > 0 {
+			m := s.queue[0]
+			s.queue[0] = streamMsg{}
+			s.queue = s.queue[1:]
+			ended := s.endErr != nil
+			s.mu.Unlock()
+			s.consumed(m.charge(), ended)
+			if m.codec == nil {
+				return m.data, nil
+			}
+			return s.decode(&m)
+		}
+		if err := s.endErr; err != nil {
+			s.mu.Unlock()
+			s.release()
+			return nil, err
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.wake:
+		case <-s.ended:
+		}
+	}
+}
+
+// consumed returns n bytes taken by the caller to the windows, sending
+// WindowUpdates when the batching says so (the stream's only while the
+// stream lives).
+func (s *Stream) consumed(n uint64, ended bool) {
+	if n == 0 {
+		return
+	}
+	if r, send := s.cn.recvWin.Consume(n); send {
+		s.cn.sendWindowUpdate(0, r)
+	}
+	if r, send := s.recvWin.Consume(n); send && !ended {
+		s.cn.sendWindowUpdate(s.id, r)
+	}
+}
+
+// Header returns the response headers: the metadata of the server's first
+// frame of the stream, waiting for it (bounded by the stream's context).
+// It fails with the stream's error when the stream ended locally before
+// any server frame.
+func (s *Stream) Header() (*protocol.Metadata, error) {
+	s.mu.Lock()
+	unopened := !s.opened && s.endErr == nil
+	s.mu.Unlock()
+	if unopened {
+		return nil, status.New(protocol.CodeFailedPrecondition, "Header on a server stream before its Send")
+	}
+	select {
+	case <-s.first:
+	case <-s.ctx.Done():
+		s.cancel(s.ctx.Err())
+		<-s.first // closed when the end is published, whoever ends it
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.gotFirst {
+		return nil, s.endErr
+	}
+	return &s.header, nil
+}
+
+// Trailer returns the trailers: the metadata of the server's End or Error.
+// It is empty until the stream ended (until Receive returned an error).
+func (s *Stream) Trailer() *protocol.Metadata {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.endErr == nil {
+		return &protocol.Metadata{}
+	}
+	return &s.trailer
+}
+
+// Close ends the stream if it has not ended (a Cancel frame to the server,
+// Canceled for Send and Receive) and releases everything it holds. It is
+// safe to call at any time and more than once.
+func (s *Stream) Close() error {
+	s.cancel(errStreamClosed)
+	s.release()
+	return nil
+}
+
+var errStreamClosed = status.New(protocol.CodeCanceled, "the stream was closed")
