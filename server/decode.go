@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/sluicerpc/sluice/codecs"
 	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/spi"
@@ -66,34 +65,22 @@ func (cl *call) decode() (*protocol.ErrorFrame, dropReason) {
 		cl.body = cl.req.Body
 		return nil, 0
 	}
-	s := cl.c.s
-	g, declared := s.governor, int(cl.req.OriginalLength)
-	if declared > 0 && !cl.gov.Take(g, governor.PartDecoded, int64(declared)) {
-		return &protocol.ErrorFrame{Code: protocol.CodeResourceExhausted,
-			Message: "server busy: the decoded bytes budget is full", Reason: ReasonDecodedBytes}, dropDecoded
-	}
-	if err := cl.gov.Wait(cl.ctx, g, governor.PartDecode, 1); err != nil {
-		f := cl.contextFrame()
-		return &f, dropCanceled
-	}
-	if hk := s.hooks.Load(); hk != nil && hk.beforeDecode != nil {
-		hk.beforeDecode(cl.ctx)
-	}
-	s.stats.decompressions.Add(1)
-	out, err := codecs.Decompress(cl.ctx, cl.codec, cl.decoded[:0], cl.req.Body, declared)
-	cl.gov.Give(governor.PartDecode, 1)
+	out, err := cl.c.s.governedDecode(cl.ctx, &cl.gov, cl.codec, cl.decoded[:0], cl.req.Body, int(cl.req.OriginalLength))
 	cl.gov.Give(governor.PartRetained, cl.gov.Held(governor.PartRetained))
 	if out != nil {
 		cl.decoded = out[:0]
 	}
-	if err == nil && len(out) != declared {
-		err = fmt.Errorf("%w: decoded to %d bytes, declared %d", spi.ErrCorrupt, len(out), declared)
-	}
-	if err != nil {
-		s.stats.decodeFailures.Add(1)
+	var waited errDecodeWait
+	switch {
+	case errors.Is(err, errDecodedBudget):
+		return &protocol.ErrorFrame{Code: protocol.CodeResourceExhausted,
+			Message: errDecodedBudget.Error(), Reason: ReasonDecodedBytes}, dropDecoded
+	case errors.As(err, &waited):
+		f := cl.contextFrame()
+		return &f, dropCanceled
+	case err != nil:
 		return cl.decodeFailure(err), dropDecodeFailed
 	}
-	s.stats.decodedBytes.Add(uint64(len(out)))
 	if cl.ctx.Err() != nil {
 		// Cancelled (or out of time) during a decode too short to
 		// check: the handler does not run for nothing.

@@ -1,10 +1,8 @@
 package server
 
 import (
-	"fmt"
+	"errors"
 
-	"github.com/sluicerpc/sluice/codecs"
-	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/protocol/status"
 	"github.com/sluicerpc/sluice/spi"
@@ -38,30 +36,21 @@ func (s *Stream) decode(m *streamMsg) ([]byte, error) {
 	if m.err != nil {
 		return nil, m.err
 	}
-	srv := s.c.s
-	g, declared := srv.governor, int(m.n)
-	if declared > 0 && !s.dec.Take(g, governor.PartDecoded, int64(declared)) {
-		return nil, status.Errorf(protocol.CodeResourceExhausted, "server busy: the decoded bytes budget is full (%s)", ReasonDecodedBytes)
-	}
-	if err := s.dec.Wait(s.ctx, g, governor.PartDecode, 1); err != nil {
-		return nil, err
-	}
-	srv.stats.decompressions.Add(1)
-	out, err := codecs.Decompress(s.ctx, m.codec, s.decoded[:0], m.b, declared)
-	s.dec.Give(governor.PartDecode, 1)
+	out, err := s.c.s.governedDecode(s.ctx, &s.dec, m.codec, s.decoded[:0], m.b, int(m.n))
 	if out != nil {
 		s.decoded = out[:0]
 	}
-	if err == nil && len(out) != declared {
-		err = fmt.Errorf("%w: decoded to %d bytes, declared %d", spi.ErrCorrupt, len(out), declared)
-	}
-	if err != nil {
-		srv.stats.decodeFailures.Add(1)
+	var waited errDecodeWait
+	switch {
+	case errors.Is(err, errDecodedBudget):
+		return nil, status.Errorf(protocol.CodeResourceExhausted, "%v (%s)", errDecodedBudget, ReasonDecodedBytes)
+	case errors.As(err, &waited):
+		return nil, waited.err
+	case err != nil:
 		if e := s.ctx.Err(); e != nil {
 			return nil, e
 		}
 		return nil, status.Errorf(protocol.CodeInvalidArgument, "compressed stream message: %v", err)
 	}
-	srv.stats.decodedBytes.Add(uint64(len(out)))
 	return out, nil
 }
