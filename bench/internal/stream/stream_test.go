@@ -12,7 +12,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // TestSystemsMoveEveryMessage runs each system's two shapes briefly at
 // each size: every call moves its burst, every message has its size.
 func TestSystemsMoveEveryMessage(t *testing.T) {
-	for _, sys := range []System{GRPC()} {
+	for _, sys := range []System{GRPC(), Sluice()} {
 		s, stop, err := sys.Start()
 		if err != nil {
 			t.Fatalf("%s: %v", sys.Name, err)
