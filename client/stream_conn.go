@@ -29,6 +29,9 @@ func (c *conn) sendStream(s *Stream, frame []byte) error {
 	id := c.nextID
 	s.id = id
 	c.streams[id] = s
+	if len(c.streams) == 1 {
+		c.rd.SetLargeReadAhead(true) // while a stream lives (protocol.Reader)
+	}
 	c.lastID.Store(id)
 	c.mu.Unlock()
 	binary.LittleEndian.PutUint64(frame[8:16], id)
@@ -46,6 +49,9 @@ func (c *conn) removeStream(s *Stream) {
 	c.mu.Lock()
 	if c.streams[s.id] == s {
 		delete(c.streams, s.id)
+		if len(c.streams) == 0 {
+			c.rd.SetLargeReadAhead(false)
+		}
 	}
 	drained := c.drainedLocked()
 	c.mu.Unlock()

@@ -1,10 +1,10 @@
 package protocol
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // DefaultReadBufferSize is the bufio buffer size used by [NewReader]:
@@ -25,7 +25,10 @@ const firstPayloadChunk = 16 << 10
 // violation, an I/O error or EOF, every later ReadFrame returns the same
 // error, since the stream cannot be resynchronized.
 type Reader struct {
-	br       *bufio.Reader
+	br       readAhead
+	small    []byte      // the read-ahead the Reader owns
+	largep   *[]byte     // the pooled large read-ahead while br uses it
+	large    atomic.Bool // the large read-ahead is wanted (SetLargeReadAhead)
 	maxFrame uint32
 	hdr      [HeaderSize]byte
 	bufp     *[]byte // payload buffer for frames larger than br's buffer; pooled
@@ -43,7 +46,40 @@ func NewReader(r io.Reader, lim Limits) *Reader {
 
 // NewReaderSize is like [NewReader] with a bufio buffer of size bytes.
 func NewReaderSize(r io.Reader, size int, lim Limits) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, size), maxFrame: lim.MaxFrameSize}
+	if size < HeaderSize {
+		size = HeaderSize
+	}
+	small := make([]byte, size)
+	return &Reader{br: readAhead{buf: small, src: r}, small: small, maxFrame: lim.MaxFrameSize}
+}
+
+// LargeReadBufferSize is the read-ahead of a Reader while
+// [Reader.SetLargeReadAhead] is on.
+const LargeReadBufferSize = 32 << 10
+
+// SetLargeReadAhead switches the Reader between its own read-ahead and a
+// LargeReadBufferSize one taken from a pool shared by all Readers (given
+// back when switched off or when the Reader fails). A connection that
+// carries streams turns it on while any stream lives, so that a stream
+// of small messages costs one read per 32 KiB instead of one per 4 KiB,
+// and an idle connection holds the small read-ahead only. It may be
+// called from any goroutine; the switch happens at the next frame
+// boundary where nothing is buffered (no byte already read is lost).
+func (r *Reader) SetLargeReadAhead(on bool) { r.large.Store(on) }
+
+// switchReadAhead applies SetLargeReadAhead at a frame boundary: to the
+// large read-ahead at once (what is buffered moves over), back to the
+// Reader's own once what is buffered fits in it.
+func (r *Reader) switchReadAhead(large bool) {
+	switch {
+	case large && r.largep == nil && len(r.small) < LargeReadBufferSize:
+		r.largep = largeReadAheads.Get().(*[]byte)
+		r.br.exchange(*r.largep)
+	case !large && r.largep != nil && r.br.buffered() <= len(r.small):
+		r.br.exchange(r.small)
+		largeReadAheads.Put(r.largep)
+		r.largep = nil
+	}
 }
 
 // SetMaxFrameSize changes the maximum payload length accepted from the next
@@ -104,16 +140,22 @@ func (r *Reader) ReadFrame() (Header, []byte, error) {
 			r.held = 0
 		}
 		r.releaseBuf()
+		if r.largep != nil { // nothing is read any more: the buffered bytes do not matter
+			r.br.exchange(r.small[:0:0])
+			largeReadAheads.Put(r.largep)
+			r.largep = nil
+		}
 		return Header{}, nil, err
 	}
 	return h, p, nil
 }
 
 func (r *Reader) readFrame() (Header, []byte, error) {
-	if r.br.Buffered() == 0 {
+	if r.br.buffered() == 0 {
 		r.releaseBuf() // the next read may wait: hold no payload buffer
 	}
-	if _, err := io.ReadFull(r.br, r.hdr[:]); err != nil {
+	r.switchReadAhead(r.large.Load())
+	if _, err := io.ReadFull(&r.br, r.hdr[:]); err != nil {
 		return Header{}, nil, err // io.EOF only when no byte was read
 	}
 	h, err := ParseHeader(r.hdr[:], r.maxFrame)
@@ -121,10 +163,10 @@ func (r *Reader) readFrame() (Header, []byte, error) {
 		return Header{}, nil, err
 	}
 	var p []byte
-	if n := int(h.Length); n <= r.br.Size() {
-		p, err = r.br.Peek(n)
+	if n := int(h.Length); n <= r.br.size() {
+		p, err = r.br.peek(n)
 		if err == nil {
-			_, _ = r.br.Discard(n)
+			r.br.discard(n)
 			p = p[:n:n]
 		}
 	} else {

@@ -255,6 +255,9 @@ func (s *Stream) release() {
 	s.c.mu.Lock()
 	if s.c.streams[s.id] == s {
 		delete(s.c.streams, s.id)
+		if len(s.c.streams) == 0 {
+			s.c.rd.SetLargeReadAhead(false)
+		}
 	}
 	s.c.mu.Unlock()
 }

@@ -74,6 +74,9 @@ func (cl *call) openStream() error {
 	c.mu.Lock()
 	c.calls[cl.id] = cl
 	c.streams[cl.id] = s
+	if len(c.streams) == 1 {
+		c.rd.SetLargeReadAhead(true) // while a stream lives (protocol.Reader)
+	}
 	c.mu.Unlock()
 	if cl.req.HasMessage {
 		m := streamMsg{b: cl.req.Body, n: openingBytes(&cl.req), compressed: cl.req.Compressed, codec: cl.codec}
