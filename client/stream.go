@@ -62,9 +62,10 @@ type Stream struct {
 	id     uint64 // set when the opening Request is queued
 
 	// The request side; used by the sending goroutine only.
-	cl     call   // metadata, compression policy and buffers of the call
-	opened bool   // the opening Request was queued (guarded by mu too)
-	dbuf   []byte // decoded messages; used by the receiving goroutine only
+	cl     call    // metadata, compression policy and buffers of the call
+	opened bool    // the opening Request was queued (guarded by mu too)
+	dbuf   []byte  // decoded messages; used by the receiving goroutine only
+	last   *[]byte // the pooled buffer of the message Receive returned last; the receiving goroutine's
 	co     callOptions
 
 	sendWin flow.SendWindow // our credit on the server's stream window
@@ -74,8 +75,8 @@ type Stream struct {
 
 	mu         sync.Mutex
 	sendClosed bool
-	queue      []streamMsg // received, not taken by Receive
-	gotFirst   bool        // a server frame arrived (headers known)
+	queue      flow.Queue[streamMsg] // received, not taken by Receive
+	gotFirst   bool                  // a server frame arrived (headers known)
 	header     protocol.Metadata
 	trailer    protocol.Metadata
 	ending     bool          // finish has begun: the end is claimed
@@ -90,22 +91,16 @@ type Stream struct {
 }
 
 // streamMsg is a received message: its own copy of the bytes on the wire
-// (memory follows bytes received), decoded in Receive when compressed.
+// (memory follows bytes received) in a pooled buffer (buf), decoded in
+// Receive when compressed, and its flow-control charge
+// (protocol.MessageCost: at least MinMessageCost, so that the windows
+// bound how many wait, empty ones included).
 type streamMsg struct {
+	buf      *[]byte
 	data     []byte
 	codec    spi.Codec // nil: not compressed
-	declared int       // uncompressed length: the flow-control charge
-	// empties counts the empty messages this entry stands for (data
-	// empty, codec nil): a run of them takes one entry, since an empty
-	// message costs no credit and the windows do not bound their number.
-	empties int
-}
-
-func (m *streamMsg) charge() uint64 {
-	if m.codec != nil {
-		return uint64(m.declared)
-	}
-	return uint64(len(m.data))
+	declared int       // a compressed message's uncompressed length
+	cost     uint64
 }
 
 // errServerStreamSend is the error of a second Send on a server stream.
@@ -141,11 +136,11 @@ func (s *Stream) Send(msg []byte) error {
 	case end != nil:
 		return s.sendEndErr(end)
 	}
-	s.encode(msg)
+	cost := s.encode(msg)
 	if s.cn.frameTooLarge(s.cl.frame) {
 		return status.Errorf(protocol.CodeResourceExhausted, "the message (%d bytes) exceeds the server's maximum frame size (%d bytes)", len(s.cl.frame)-protocol.HeaderSize, s.cn.peerMaxFrame)
 	}
-	if err := flow.ReservePair(s.ctx, &s.sendWin, &s.cn.sendWin, uint64(len(msg))); err != nil {
+	if err := flow.ReservePair(s.ctx, &s.sendWin, &s.cn.sendWin, cost); err != nil {
 		return s.sendFailure(err)
 	}
 	if err := s.cn.w.Write(s.cl.frame); err != nil {
@@ -155,14 +150,16 @@ func (s *Stream) Send(msg []byte) error {
 }
 
 // encode compresses msg per the call's policy (as a unary request body,
-// compress_request.go) and encodes its Message frame into s.cl.frame.
-func (s *Stream) encode(msg []byte) {
+// compress_request.go), encodes its Message frame into s.cl.frame and
+// returns its flow-control charge.
+func (s *Stream) encode(msg []byte) uint64 {
 	s.cl.zidx = 0 // a new body: nothing of the last one's compression applies
 	s.cl.req = protocol.Request{}
 	s.cl.setBody(s.cn, msg)
 	m := protocol.Message{Body: s.cl.req.Body, Compressed: s.cl.req.Compressed, CodecID: s.cl.req.CodecID, OriginalLength: s.cl.req.OriginalLength}
 	s.cl.req.Body = nil
 	s.cl.frame, _ = protocol.AppendMessage(s.cl.frame[:0], s.id, &m)
+	return protocol.MessageCost(len(m.Body), uint64(len(msg)))
 }
 
 // returnCredit gives back a reservation that was not sent.
@@ -234,28 +231,26 @@ func (s *Stream) CloseSend() error {
 // error after a cancel, Canceled after Close, Unavailable after a lost
 // connection.
 func (s *Stream) Receive() ([]byte, error) {
+	protocol.PutMessageBuffer(s.last) // the last message is no longer valid
+	s.last = nil
 	for {
 		s.mu.Lock()
 		if !s.opened && s.endErr == nil {
 			s.mu.Unlock()
 			return nil, status.New(protocol.CodeFailedPrecondition, "Receive on a server stream before its Send")
 		}
-		if len(s.queue) > 0 && s.queue[0].empties > 1 {
-			s.queue[0].empties--
-			s.mu.Unlock()
-			return nil, nil
-		}
-		if len(s.queue) > 0 {
-			m := s.queue[0]
-			s.queue[0] = streamMsg{}
-			s.queue = s.queue[1:]
+		if s.queue.Len() > 0 {
+			m := s.queue.Pop()
 			ended := s.endErr != nil
 			s.mu.Unlock()
-			s.consumed(m.charge(), ended)
+			s.consumed(m.cost, ended)
 			if m.codec == nil {
+				s.last = m.buf
 				return m.data, nil
 			}
-			return s.decode(&m)
+			out, err := s.decode(&m)
+			protocol.PutMessageBuffer(m.buf)
+			return out, err
 		}
 		if err := s.endErr; err != nil {
 			s.mu.Unlock()

@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -78,4 +79,26 @@ func TestStreamBadCompressedMessageEndsOnlyItsStream(t *testing.T) {
 	require.NoError(t, err)
 	defer s2.Close()
 	pc.request(t) // the same connection
+}
+
+// TestACompressedMessageIsChargedItsWireLength: a compressed message
+// costs its length on the wire when that exceeds the length it declares
+// (protocol.MessageCost): one declaring 4 bytes and carrying more than the
+// stream window borrows the whole window, so a second message without
+// credit closes the connection. Charged by its declared length, it would
+// have left credit for the second.
+func TestACompressedMessageIsChargedItsWireLength(t *testing.T) {
+	p := startStreamPeerCodecs(t, streamCaps, []string{"zstd"})
+	c := dial(t, client.Options{Compression: codecs.Config{Codecs: allCodecs()}}, p.addr)
+	s, err := c.NewStream(ctxTimeout(t, 10*time.Second), "svc/M", client.StreamBidi)
+	require.NoError(t, err)
+	defer s.Close()
+	pc := p.next(t)
+	h, _ := pc.request(t)
+	body := bytes.Repeat([]byte("x"), protocol.InitialStreamWindow+1)
+	f, err := protocol.AppendMessage(nil, h.ID, &protocol.Message{Body: body, Compressed: true, CodecID: 1, OriginalLength: 4})
+	require.NoError(t, err)
+	pc.write(t, f)
+	pc.writeMessage(t, h.ID, "y")
+	pc.closed(t)
 }

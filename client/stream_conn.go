@@ -115,14 +115,9 @@ func (c *conn) onMessage(h protocol.Header, payload []byte, m *protocol.Message)
 	if perr != nil && !metadataLimit(perr) {
 		return perr
 	}
-	n := uint64(len(m.Body))
+	n := protocol.MessageCost(len(m.Body), uint64(len(m.Body)))
 	if m.Compressed {
-		if len(m.Body) > int(m.OriginalLength) {
-			// The windows charge the declared length: a body longer than
-			// it would let memory outgrow the credit.
-			return &protocol.ProtocolError{Reason: "the server sent a compressed message longer than its declared length"}
-		}
-		n = uint64(m.OriginalLength)
+		n = protocol.MessageCost(len(m.Body), uint64(m.OriginalLength))
 	}
 	s, err := c.streamFor(h.ID, h.Type)
 	if err != nil {
@@ -149,17 +144,9 @@ func (c *conn) onMessage(h protocol.Header, payload []byte, m *protocol.Message)
 		s.mu.Unlock()
 		return err
 	}
-	if n == 0 && perr == nil && !m.Compressed && !h.Flags.Has(protocol.FlagHasMetadata) {
-		if q := len(s.queue); q > 0 && s.queue[q-1].empties > 0 {
-			s.queue[q-1].empties++
-			s.mu.Unlock()
-			s.signal()
-			return nil
-		}
-	}
 	// From here the bytes are the stream's: queued, or dropped by abort.
-	s.queue = append(s.queue, streamMsg{})
-	msg := &s.queue[len(s.queue)-1]
+	s.queue.Push(streamMsg{cost: n})
+	msg := s.queue.Back()
 	var refuse error
 	switch {
 	case perr != nil:
@@ -175,11 +162,8 @@ func (c *conn) onMessage(h protocol.Header, payload []byte, m *protocol.Message)
 			}
 		}
 	}
-	if len(m.Body) > 0 {
-		msg.data = append([]byte(nil), m.Body...)
-	} else if !m.Compressed {
-		msg.empties = 1
-	}
+	msg.buf = protocol.GetMessageBuffer(m.Body)
+	msg.data = *msg.buf
 	if refuse == nil {
 		s.firstFrameLocked(&m.Metadata)
 	}

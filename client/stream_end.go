@@ -67,11 +67,10 @@ func (s *Stream) publish(err error) {
 // takeQueueLocked empties the queue and returns the bytes it charged.
 func (s *Stream) takeQueueLocked() uint64 {
 	var n uint64
-	for i := range s.queue {
-		n += s.queue[i].charge()
-		s.queue[i] = streamMsg{}
-	}
-	s.queue = nil
+	s.queue.Drain(func(m *streamMsg) {
+		n += m.cost
+		protocol.PutMessageBuffer(m.buf)
+	})
 	return n
 }
 

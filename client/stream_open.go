@@ -141,6 +141,10 @@ func (c *Client) streamAttemptOnce(s *Stream, ep *endpoint, msg []byte, withMsg 
 		return outcomeLocal, err
 	}
 	frame, err := protocol.AppendRequest(cl.frame[:0], 1, &cl.req)
+	var n uint64 // the opening message counts against both windows like any message
+	if withMsg {
+		n = protocol.MessageCost(len(cl.req.Body), uint64(len(msg)))
+	}
 	cl.req.Body = nil
 	if err != nil {
 		return outcomeLocal, status.Errorf(protocol.CodeInternal, "encoding the request: %v", err)
@@ -149,8 +153,6 @@ func (c *Client) streamAttemptOnce(s *Stream, ep *endpoint, msg []byte, withMsg 
 	if cn.frameTooLarge(frame) {
 		return outcomeLocal, status.Errorf(protocol.CodeResourceExhausted, "the request (%d bytes) exceeds the server's maximum frame size (%d bytes)", len(frame)-protocol.HeaderSize, cn.peerMaxFrame)
 	}
-	// The opening message counts against both windows like any message.
-	n := uint64(len(msg))
 	if err := flow.ReservePair(ctx, &s.sendWin, &cn.sendWin, n); err != nil {
 		if e := ctxErr(ctx); e != nil {
 			return ctxOutcome(e), e

@@ -258,6 +258,7 @@ func (cl *call) run(queued bool) {
 	cl.ran = true
 	if cl.st != nil {
 		cl.st.end(cl.invokeStream())
+		cl.st.dropLast() // the handler returned: its last message is no longer used
 		return
 	}
 	out, err := cl.invoke()

@@ -38,9 +38,9 @@ type Stream struct {
 	sendW flow.SendWindow // what this server may send on it
 
 	mu         sync.Mutex
-	queue      []streamMsg // received, not yet taken by Receive
-	halfClosed bool        // the client sends nothing more
-	ended      bool        // the stream ended: the queue was dropped
+	queue      flow.Queue[streamMsg] // received, not yet taken by Receive
+	halfClosed bool                  // the client sends nothing more
+	ended      bool                  // the stream ended: the queue was dropped
 	// Before admission (docs/streaming.md): until the handler starts
 	// (admitted), messages after the opening one are charged to pre, the
 	// governor's pre-admission stream bytes, and to the queued request's
@@ -58,6 +58,10 @@ type Stream struct {
 	// decoded is the buffer, reused.
 	dec     governor.Holding
 	decoded []byte
+	// last is the pooled buffer of the uncompressed message Receive
+	// returned last, given back by the next Receive or once the handler
+	// returned (only the handler's goroutine touches it).
+	last *[]byte
 
 	sendMu    sync.Mutex // serializes the frames this server writes for the stream
 	sentFirst bool       // a Message went out: the response headers are sent
@@ -66,11 +70,13 @@ type Stream struct {
 }
 
 // streamMsg is one received message: its owned bytes (as received: a
-// compressed message in compressed form) and its flow-control charge,
-// the uncompressed length.
+// compressed message in compressed form), in a pooled buffer (buf; nil
+// for none), and its flow-control charge (protocol.MessageCost).
 type streamMsg struct {
+	buf        *[]byte
 	b          []byte
 	n          uint64
+	declared   uint32 // a compressed message's uncompressed length
 	compressed bool
 	codec      spi.Codec // a compressed message's, checked on the reader
 	err        error     // what Receive returns for it: its envelope failed the check
@@ -92,22 +98,23 @@ func newStream(c *conn, cl *call, kind streamKind) *Stream {
 // (then it returns the context's error). Taking a message returns its
 // credit to the client (WindowUpdate frames, batched).
 func (s *Stream) Receive() ([]byte, error) {
-	s.dec.Give(governor.PartDecoded, s.dec.Held(governor.PartDecoded)) // the last message is no longer valid
+	s.dropLast() // the last message is no longer valid
 	for {
 		s.mu.Lock()
 		switch {
 		case s.ended:
 			s.mu.Unlock()
 			return nil, errStreamEnded
-		case len(s.queue) > 0:
-			m := s.queue[0]
-			s.queue[0] = streamMsg{}
-			s.queue = s.queue[1:]
+		case s.queue.Len() > 0:
+			m := s.queue.Pop()
 			s.mu.Unlock()
 			s.credit(m.n)
 			if m.compressed {
-				return s.decode(&m)
+				out, err := s.decode(&m)
+				protocol.PutMessageBuffer(m.buf)
+				return out, err
 			}
+			s.last = m.buf
 			return m.b, nil
 		case s.halfClosed:
 			s.mu.Unlock()
@@ -121,6 +128,14 @@ func (s *Stream) Receive() ([]byte, error) {
 			return nil, s.ctx.Err()
 		}
 	}
+}
+
+// dropLast gives back what the message Receive returned last holds: its
+// buffer and, for a compressed one, its decoded bytes' budget.
+func (s *Stream) dropLast() {
+	s.dec.Give(governor.PartDecoded, s.dec.Held(governor.PartDecoded))
+	protocol.PutMessageBuffer(s.last)
+	s.last = nil
 }
 
 // credit returns a taken message's bytes to the stream's and the
@@ -161,7 +176,7 @@ func (s *Stream) send(msg []byte) error {
 	if size := len(msg) + m.Metadata.EncodedLen(); uint64(size) > uint64(c.peerMax) {
 		return status.Errorf(protocol.CodeResourceExhausted, "server: the message exceeds the client's maximum frame size")
 	}
-	if err := flow.ReservePair(s.ctx, &s.sendW, &c.sendConn, uint64(len(msg))); err != nil {
+	if err := flow.ReservePair(s.ctx, &s.sendW, &c.sendConn, protocol.MessageCost(len(msg), uint64(len(msg)))); err != nil {
 		if e := s.ctx.Err(); e != nil {
 			return e
 		}
@@ -237,18 +252,17 @@ func (s *Stream) release() {
 		return
 	}
 	s.ended = true
-	q := s.queue
-	s.queue = nil
+	var total uint64
+	s.queue.Drain(func(m *streamMsg) {
+		s.recv.Drop(m.n)
+		total += m.n
+		protocol.PutMessageBuffer(m.buf)
+	})
 	s.pre.Release()
 	s.dec.Release()
 	s.mu.Unlock()
 	close(s.done)
 	s.sendW.Close()
-	var total uint64
-	for i := range q {
-		s.recv.Drop(q[i].n)
-		total += q[i].n
-	}
 	if total > 0 {
 		s.c.dropConnBytes(total)
 	}

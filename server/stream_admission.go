@@ -36,12 +36,11 @@ func (s *Stream) chargeLocked(wire int64) (*protocol.ErrorFrame, dropReason) {
 // and gives back the pre-admission budget. s.mu is held.
 func (s *Stream) refuseLocked(f *protocol.ErrorFrame, drop dropReason) (connBytes uint64) {
 	s.refused, s.refusedD = f, drop
-	for i := range s.queue {
-		s.recv.Drop(s.queue[i].n)
-		connBytes += s.queue[i].n
-		s.queue[i] = streamMsg{}
-	}
-	s.queue = s.queue[:0]
+	s.queue.Drain(func(m *streamMsg) {
+		s.recv.Drop(m.n)
+		connBytes += m.n
+		protocol.PutMessageBuffer(m.buf)
+	})
 	s.pre.Release()
 	return connBytes
 }

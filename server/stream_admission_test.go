@@ -99,10 +99,10 @@ func TestStreamRefusedBeforeAdmission(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, c, holder, queued := queuedStream(t, tc.o)
 			h := s.mux.st
-			sent := uint32(len("first"))
+			sent := cost(len("first"))
 			for _, m := range tc.msgs {
 				c.msg(queued, m, false)
-				sent += uint32(len(m))
+				sent += cost(len(m))
 			}
 			if tc.reason == "" {
 				c.cancel(queued)
@@ -126,7 +126,7 @@ func TestStreamRefusedBeforeAdmission(t *testing.T) {
 			assert.Zero(t, s.Stats().Admission.QueuedCalls)
 
 			c.msg(queued, []byte("late"), true) // crossed the refusal: dropped
-			assert.Empty(t, c.readUntilReturned(4))
+			assert.Empty(t, c.readUntilReturned(cost(4)))
 			// The holder is untouched and the connection usable.
 			c.msg(holder, []byte("h"), false)
 			h.take <- struct{}{}

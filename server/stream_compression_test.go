@@ -88,3 +88,23 @@ func TestCompressedStreamMessageOverTheDecodedBudget(t *testing.T) {
 	assert.Contains(t, f.err.Message, server.ReasonDecodedBytes)
 	requireLedgerZero(t, s)
 }
+
+// TestACompressedStreamMessageIsChargedItsWireLength: a compressed
+// message costs its length on the wire when that exceeds the length it
+// declares (protocol.MessageCost): one declaring 4 bytes and carrying more
+// than the stream window borrows the whole window, so a second message
+// without credit is a violation that closes the connection. Charged by
+// its declared length, it would have left credit for the second.
+func TestACompressedStreamMessageIsChargedItsWireLength(t *testing.T) {
+	s := startServer(t, server.Options{})
+	c := dialNoHandshake(t, s.addr)
+	c.handshakeWith(protocol.Handshake{Capabilities: protocol.CapStreaming | protocol.CapCompression, Codecs: []string{"zstd"}})
+	id := c.open("stream", "Hold", nil, false)
+	<-s.mux.st.entered
+	c.compressedMsg(id, c.codecID("zstd"), bytes.Repeat([]byte("x"), protocol.InitialStreamWindow+1), 4, false)
+	c.msg(id, []byte("y"), false)
+	f := c.expectClosed()
+	require.NotNil(t, f)
+	assert.Contains(t, f.Message, "credit")
+	assert.Equal(t, uint64(1), s.Stats().ProtocolViolations)
+}

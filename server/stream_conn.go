@@ -53,9 +53,9 @@ func (c *conn) onMessage(h protocol.Header, payload []byte) error {
 // ended drops it at once (its bytes go back to the connection window).
 // endStream half-closes the stream after it.
 func (c *conn) deliver(s *Stream, body []byte, compressed bool, origLen uint32, endStream bool) error {
-	n := uint64(len(body))
+	n := protocol.MessageCost(len(body), uint64(len(body)))
 	if compressed {
-		n = uint64(origLen)
+		n = protocol.MessageCost(len(body), uint64(origLen))
 	}
 	if err := c.recvConn.OnMessage(n); err != nil {
 		return err
@@ -69,7 +69,7 @@ func (c *conn) deliver(s *Stream, body []byte, compressed bool, origLen uint32, 
 	if compressed {
 		codec, merr = c.streamCodec(c.msg.CodecID, origLen, len(body))
 	}
-	return s.push(streamMsg{b: body, n: n, compressed: compressed, codec: codec, err: merr}, endStream, true)
+	return s.push(streamMsg{b: body, n: n, declared: origLen, compressed: compressed, codec: codec, err: merr}, endStream, true)
 }
 
 // push queues a copy of a message of n flow-control bytes, already
@@ -113,8 +113,9 @@ func (s *Stream) push(m streamMsg, endStream, charge bool) error {
 			return nil
 		}
 	}
-	m.b = append([]byte(nil), body...)
-	s.queue = append(s.queue, m)
+	m.buf = protocol.GetMessageBuffer(body)
+	m.b = *m.buf
+	s.queue.Push(m)
 	s.halfClosed = endStream
 	s.mu.Unlock()
 	s.signal()

@@ -36,7 +36,7 @@ func (s *Stream) decode(m *streamMsg) ([]byte, error) {
 	if m.err != nil {
 		return nil, m.err
 	}
-	out, err := s.c.s.governedDecode(s.ctx, &s.dec, m.codec, s.decoded[:0], m.b, int(m.n))
+	out, err := s.c.s.governedDecode(s.ctx, &s.dec, m.codec, s.decoded[:0], m.b, int(m.declared))
 	if out != nil {
 		s.decoded = out[:0]
 	}

@@ -27,6 +27,9 @@ func streamLedgerOptions() kernel.Options {
 
 // readUntilReturned reads stream frames until the WindowUpdates on the
 // connection (id 0) returned want bytes, and returns the other frames.
+// cost is the flow-control charge of an uncompressed message of n bytes.
+func cost(n int) uint32 { return uint32(protocol.MessageCost(n, uint64(n))) }
+
 func (c *rawClient) readUntilReturned(want uint32) []streamFrame {
 	c.t.Helper()
 	var got uint32
@@ -82,7 +85,7 @@ func TestEveryStreamEndReturnsEverything(t *testing.T) {
 		}},
 		{"handler panic", func(t *testing.T, c *rawClient) {
 			c.open("stream", "Panic", []byte("abc"), false)
-			fs := c.readUntilReturned(3)
+			fs := c.readUntilReturned(cost(3))
 			require.Len(t, fs, 1)
 			assert.Equal(t, protocol.CodeInternal, fs[0].err.Code)
 		}},
@@ -113,7 +116,7 @@ func TestEveryStreamEndReturnsEverything(t *testing.T) {
 			id := holdWithData(c, nil)
 			id2 := c.open("stream", "Hold", big[:10], false) // Hold's limit is 1
 			c.msg(id2, big[:20], false)                      // ignored: the stream was refused
-			fs := c.readUntilReturned(30)
+			fs := c.readUntilReturned(cost(10) + cost(20))
 			require.Len(t, fs, 1)
 			assert.Equal(t, id2, fs[0].id)
 			assert.Equal(t, protocol.CodeResourceExhausted, fs[0].err.Code)
@@ -198,7 +201,7 @@ func TestStreamRefusedForItsMetadataReturnsItsMessage(t *testing.T) {
 		require.NoError(t, r.Metadata.Add("a", []byte("1")))
 		require.NoError(t, r.Metadata.Add("b", []byte("2")))
 	})
-	fs := c.readUntilReturned(3)
+	fs := c.readUntilReturned(cost(3))
 	require.Len(t, fs, 1)
 	assert.Equal(t, protocol.CodeInvalidArgument, fs[0].err.Code)
 	requireLedgerZero(t, s)

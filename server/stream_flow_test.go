@@ -172,9 +172,9 @@ func TestStreamViolations(t *testing.T) {
 		require.Equal(t, protocol.FrameEnd, f.typ)
 		c.msg(id, []byte("xyz"), false)
 		c.end(id)
-		// Dropping returns at once, with the byte of Echo's "a" that the
-		// connection window was keeping for its batch.
-		assert.Empty(t, c.readUntilReturned(1+3))
+		// Dropping returns at once, with the charge of Echo's "a" that
+		// the connection window was keeping for its batch.
+		assert.Empty(t, c.readUntilReturned(cost(1)+cost(3)))
 		assert.Empty(t, c.pingPong())
 		assert.Nil(t, c.call("echo", "Say", []byte("ok")).err)
 		assert.Equal(t, violations, s.Stats().ProtocolViolations)

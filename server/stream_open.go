@@ -5,15 +5,15 @@ import (
 )
 
 // openingBytes is the flow-control charge of a stream Request's first
-// message: its uncompressed length, 0 without HasMessage.
+// message (protocol.MessageCost), 0 without HasMessage.
 func openingBytes(req *protocol.Request) uint64 {
 	switch {
 	case !req.HasMessage:
 		return 0
 	case req.Compressed:
-		return uint64(req.OriginalLength)
+		return protocol.MessageCost(len(req.Body), uint64(req.OriginalLength))
 	}
-	return uint64(len(req.Body))
+	return protocol.MessageCost(len(req.Body), uint64(len(req.Body)))
 }
 
 // chargeOpening charges a stream Request's first message to the
@@ -79,7 +79,7 @@ func (cl *call) openStream() error {
 	}
 	c.mu.Unlock()
 	if cl.req.HasMessage {
-		m := streamMsg{b: cl.req.Body, n: openingBytes(&cl.req), compressed: cl.req.Compressed, codec: cl.codec}
+		m := streamMsg{b: cl.req.Body, n: openingBytes(&cl.req), declared: cl.req.OriginalLength, compressed: cl.req.Compressed, codec: cl.codec}
 		return s.push(m, cl.req.EndStream, false)
 	}
 	if cl.req.EndStream {

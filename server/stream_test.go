@@ -86,14 +86,15 @@ func TestStreamShapes(t *testing.T) {
 		require.Equal(t, protocol.FrameError, f.typ)
 		assert.Equal(t, id, f.id)
 		assert.Equal(t, protocol.CodeUnimplemented, f.err.Code)
-		// The refused opening message's byte goes back to the connection
-		// at once, with the batch the connection window was keeping: the
-		// 10 message bytes taken by the subtests above (a, bc, x, 12,
-		// 345, 3), below a quarter of its 1 MiB.
+		// The refused opening message's charge goes back to the
+		// connection at once, with the batch the connection window was
+		// keeping: the charges of the 7 messages taken by the subtests
+		// above (a, bc, the empty last one, x, 12, 345, 3: the least
+		// charge each), below a quarter of its 1 MiB.
 		f = c.nextStream()
 		require.Equal(t, protocol.FrameWindowUpdate, f.typ)
 		assert.Equal(t, uint64(0), f.id)
-		assert.Equal(t, uint32(10+1), f.wu.Returned)
+		assert.Equal(t, 7*cost(1)+cost(1), f.wu.Returned)
 	})
 	t.Run("server-streaming without its half-close", func(t *testing.T) {
 		c.open("stream", "Count", []byte("1"), false)
@@ -102,7 +103,7 @@ func TestStreamShapes(t *testing.T) {
 		assert.Equal(t, protocol.CodeInvalidArgument, f.err.Code)
 		f = c.nextStream()
 		require.Equal(t, protocol.FrameWindowUpdate, f.typ)
-		assert.Equal(t, protocol.WindowUpdate{Returned: 1}, f.wu, "the opening message's byte, at once")
+		assert.Equal(t, protocol.WindowUpdate{Returned: cost(1)}, f.wu, "the opening message's charge, at once")
 	})
 	// The connection is still usable.
 	assert.Nil(t, c.call("echo", "Say", []byte("ok")).err)
