@@ -234,6 +234,9 @@ func (m *windowModel) step() bool {
 			return true
 		}
 		n := uint64(wmSizes.Draw(rt, "size"))
+		if rest := s.recv.window - min(s.recv.out, s.recv.window); rest > 0 && rapid.IntRange(0, 2).Draw(rt, "exact?") == 0 {
+			n = rest // exactly the stream's credit: the next message has none
+		}
 		end := rapid.IntRange(0, 3).Draw(rt, "endStream") == 0
 		c.msg(s.id, make([]byte, n), end)
 		m.logf("Message %d (%d bytes) end=%v", s.id, n, end)
