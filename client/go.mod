@@ -13,6 +13,7 @@ require (
 	github.com/sluicerpc/sluice/spi v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
+	pgregory.net/rapid v1.3.0
 )
 
 require (
