@@ -17,6 +17,7 @@ import (
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/protocol/status"
 	"github.com/sluicerpc/sluice/server"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 type cpoint struct {
@@ -323,10 +324,15 @@ func TestTypedStreamResponseThatDoesNotDecode(t *testing.T) {
 // TestTypedStreamBadResponseCancelsAndReturnsCredit, at the frame level:
 // after a message that does not decode the client sends Cancel and
 // returns to the connection window the bytes of the message it took and
-// of the one it dropped unread; the server's late End is ignored.
+// of the one it dropped unread; the server's late End is ignored. The
+// endpoint policy is told, once, that the client abandoned the attempt
+// (cancelled: a codec mismatch says nothing about the endpoint's health).
 func TestTypedStreamBadResponseCancelsAndReturnsCredit(t *testing.T) {
 	p := startStreamPeer(t, streamCaps)
 	c := dial(t, client.Options{}, p.addr)
+	rec := newRecording("r")
+	_, err := c.SetEndpointPolicy(rec)
+	require.NoError(t, err)
 	s, err := client.NewBidiStream(ctxTimeout(t, 10*time.Second), c, "svc/M", pointC, pointC)
 	require.NoError(t, err)
 	defer s.Close()
@@ -337,6 +343,10 @@ func TestTypedStreamBadResponseCancelsAndReturnsCredit(t *testing.T) {
 	pc.writeMessage(t, h.ID, good)
 	_, err = s.Receive()
 	requireCode(t, err, protocol.CodeInternal)
+	_, r := rec.snapshot()
+	require.Len(t, r, 1)
+	assert.Equal(t, spi.OutcomeCancelled, r[0].outcome.Kind)
+	assert.Equal(t, uint8(protocol.CodeInternal), r[0].outcome.Code)
 	// The dropped message is dropped at the end if it has arrived, else
 	// by the reader when it arrives: the WindowUpdate comes before or
 	// after the Cancel, and returns both messages (the connection's
@@ -363,6 +373,10 @@ func TestTypedStreamBadResponseCancelsAndReturnsCredit(t *testing.T) {
 	pc.writeEnd(t, h.ID) // crossed the Cancel: ignored
 	_, again := s.Receive()
 	assert.Equal(t, err, again)
+	require.NoError(t, s.Close())
+	_, r = rec.snapshot()
+	assert.Len(t, r, 1)
+	rec.requireExactlyOnce(t)
 }
 
 // TestTypedStreamBadResponseAfterTheServersEnd: when the server had
