@@ -11,35 +11,25 @@ import (
 )
 
 // Typed streams: the client's side of the three stream shapes of
-// docs/streaming.md with typed messages, over the raw *Stream (NewStream).
-// Each type is named for its call's shape, as the server's handler-side
-// types are (server.ServerStream, server.ClientStream, server.BidiStream).
-//
-// The contracts common to the three, beyond the raw Stream's (opening,
-// ends, flow control, endpoint policies, concurrency):
-//
-//   - Send encodes its message with the request codec into a buffer the
-//     stream reuses (the raw Send does not retain it), so a steady stream
-//     costs no allocation beyond the codec's own. A message that does not
-//     encode returns InvalidArgument and nothing is sent, as for Call; the
-//     stream is still usable.
-//   - Receive decodes each server message into a new value, which the
-//     caller owns. io.EOF after the server's End, its Error's status, the
-//     context's error and the raw stream's other ends come through as the
-//     raw Receive returns them.
-//   - A server message that does not decode returns Internal, as for Call,
-//     and ends the stream from this side: a Cancel goes to the server, the
-//     messages not yet received are dropped, and every later Receive
-//     returns the same error (Send returns it too, or io.EOF when the
-//     server had already ended the stream). The endpoint policy is told the
-//     attempt was abandoned by the client (a codec mismatch says nothing
-//     about the endpoint's health).
-//   - Close is always safe, more than once, from any goroutine; a stream
-//     that is neither read to its end nor closed holds connection credit
-//     until its context ends.
+// docs/streaming.md with typed messages, over the raw *Stream (NewStream),
+// as Call is over CallRaw. Each type is named for its call's shape, as the
+// handler-side types of package server are (server.ServerStream,
+// server.ClientStream, server.BidiStream). Opening, ends, flow control,
+// endpoint policies and concurrency are the raw Stream's.
 
 // ServerStream is the client's side of a typed server-streaming call: one
-// request (sent by NewServerStream), then any number of responses.
+// request, sent by NewServerStream, then any number of responses.
+//
+// Receive decodes each server message with the response codec into a new
+// value the caller owns. A message that does not decode returns Internal,
+// as for Call, and ends the stream from this side: a Cancel goes to the
+// server (unless it had already ended the stream), the messages not yet
+// received are dropped and their bytes returned, every later Receive
+// returns the same error, and the endpoint policy is told the attempt was
+// cancelled (a codec mismatch says nothing about the endpoint's health).
+// Receive is for one goroutine at a time; Header, Trailer and Close for
+// any. A stream neither read to its end nor closed holds connection credit
+// until its context ends: Close is always safe, more than once.
 type ServerStream[Resp any] struct {
 	in typedReceiver[Resp]
 }
@@ -87,6 +77,13 @@ func (s *ServerStream[Resp]) Close() error { return s.in.raw.Close() }
 
 // ClientStream is the client's side of a typed client-streaming call: any
 // number of requests, then one response (CloseAndReceive).
+//
+// Send encodes with the request codec into a buffer the stream reuses (the
+// raw Send does not retain its message), so a steady stream allocates
+// nothing beyond the codec's own work. A message that does not encode
+// returns InvalidArgument, as for Call, and nothing is sent; the stream is
+// still usable. Send and CloseAndReceive are for one goroutine; Header,
+// Trailer and Close for any.
 type ClientStream[Req, Resp any] struct {
 	out       typedSender[Req]
 	respCodec message.Codec[Resp]
@@ -165,9 +162,12 @@ func (s *ClientStream[Req, Resp]) Trailer() *protocol.Metadata { return s.out.ra
 // (see Stream.Close).
 func (s *ClientStream[Req, Resp]) Close() error { return s.out.raw.Close() }
 
-// BidiStream is the client's side of a typed bidirectional stream: Send
-// and CloseSend from one goroutine, Receive from one (possibly another),
-// Header, Trailer and Close from any.
+// BidiStream is the client's side of a typed bidirectional stream. Send
+// is ClientStream's and Receive is ServerStream's (a message that does not
+// decode ends the stream with Internal, after which Send returns that
+// error, or io.EOF when the server had already ended the stream). Send and
+// CloseSend are for one goroutine at a time, Receive for one (possibly
+// another), Header, Trailer and Close for any.
 type BidiStream[Req, Resp any] struct {
 	out typedSender[Req]
 	in  typedReceiver[Resp]

@@ -11,79 +11,79 @@ import (
 )
 
 // Typed streams: the three stream shapes of docs/streaming.md with typed
-// messages, over the raw *Stream. They are registered with the
-// package-level functions HandleServerStream, HandleClientStream and
-// HandleBidiStream, as the typed unary Handle is; the Mux methods of the
-// same names register raw handlers.
-//
-// Messages are decoded and encoded with the method's codecs
-// (message.Codec). The contracts common to the three shapes:
-//
-//   - Receive returns each client message decoded into a new value, which
-//     the handler owns (it may keep it after the next Receive and after the
-//     call). io.EOF, the context's error and the raw stream's other errors
-//     come through as the raw Receive returns them.
-//   - A client message that does not decode fails the call with
-//     InvalidArgument, strictly: that Receive returns the InvalidArgument
-//     error, every later Receive and Send returns the same error without
-//     touching the stream, and when the handler returns the stream ends
-//     with that error whatever the handler returned (nil, another error,
-//     or a response). A handler should return the error it got; one that
-//     swallows it cannot make the call succeed or send anything more.
-//   - Send encodes its message into a buffer the stream reuses (the raw
-//     Send copies the message out before it returns), so a steady stream
-//     costs no allocation beyond the codec's own. A message that does not
-//     encode is a fault of the server: Send returns Internal and sends
-//     nothing; the stream is still usable (the handler decides).
-//   - Response headers and trailers are set with AddResponseMetadata, as
-//     for raw streams: before the first message, the headers; after it, the
-//     trailers.
-//   - Concurrency is the raw Stream's: one goroutine receiving and one
-//     sending at a time; both end with the handler.
+// messages, over the raw *Stream, registered with the package-level
+// functions HandleServerStream, HandleClientStream and HandleBidiStream
+// (as the typed unary Handle is; the Mux methods of the same names
+// register raw handlers). Each type is named for its call's shape; the
+// client's side has types of the same names in package client.
 
-// ServerStream is the server's side of a server-streaming call with
-// responses of type Resp: the handler sends any number of them and
-// returns (nil: the stream ends with status OK).
+// ServerStream is the server's side of a typed server-streaming call: the
+// handler gets the client's one request, decoded, sends any number of
+// responses and returns (nil: the stream ends with status OK).
+//
+// Send encodes with the method's response codec into a buffer the stream
+// reuses (the raw Stream.Send copies the message out before it returns),
+// so a steady stream allocates nothing beyond the codec's own work. A
+// message that does not encode is the server's fault: Send returns
+// Internal, sends nothing, and the stream is still usable. Response
+// headers and trailers are set with AddResponseMetadata, as for a raw
+// stream: before the first message, the headers; after it, the trailers.
+// Send is for one goroutine at a time and fails once the handler returned.
 type ServerStream[Resp any] struct {
 	out sender[Resp]
 }
 
-// Send encodes m with the method's response codec and sends it, blocking
-// while the stream's or the connection's window is closed (bounded by the
-// call's context), as the raw Stream.Send does. m is not retained. A
-// message that does not encode returns Internal, and nothing is sent.
+// Send encodes m and sends it, blocking while the stream's or the
+// connection's window is closed (bounded by the call's context), as the
+// raw Stream.Send does. m is not retained. A message that does not encode
+// returns Internal, and nothing is sent.
 func (s *ServerStream[Resp]) Send(m *Resp) error { return s.out.send(m) }
 
-// ClientStream is the server's side of a client-streaming call with
-// requests of type Req: the handler receives them until io.EOF and
-// returns the one response.
+// ClientStream is the server's side of a typed client-streaming call: the
+// handler receives the client's messages until io.EOF and returns the one
+// response.
+//
+// Receive decodes each message with the method's request codec into a new
+// value the handler owns (it may keep it past the next Receive and the
+// call). A message that does not decode fails the call with
+// InvalidArgument, strictly: that Receive and every later one return the
+// same error, and the stream ends with it whatever the handler returns (a
+// response included). A handler should return the error it got; one that
+// swallows it cannot make the call succeed. Receive is for one goroutine
+// at a time and fails once the handler returned.
 type ClientStream[Req any] struct {
-	in receiver[Req]
+	in     receiver[Req]
+	failed atomic.Pointer[status.Error]
 }
 
-// Receive returns the client's next message, decoded into a new Req; io.EOF
-// once the client half-closed and every message was received. It blocks as
-// the raw Stream.Receive does. A message that does not decode returns
-// InvalidArgument and fails the call (see the package's typed-stream
-// contract above).
+// Receive returns the client's next message, decoded into a new Req;
+// io.EOF once the client half-closed and every message was received. It
+// blocks as the raw Stream.Receive does, and returns its errors (the
+// context's, io.EOF) as they are. A message that does not decode returns
+// InvalidArgument and fails the call.
 func (s *ClientStream[Req]) Receive() (*Req, error) { return s.in.receive() }
 
-// BidiStream is the server's side of a bidirectional stream with requests
-// of type Req and responses of type Resp, received and sent in any order.
+// BidiStream is the server's side of a typed bidirectional stream, with
+// requests of type Req and responses of type Resp received and sent in any
+// order (one goroutine receiving and one sending at a time).
+//
+// Receive is ClientStream's and Send is ServerStream's, with one rule
+// joining them: once a client message failed to decode, the call has
+// failed with InvalidArgument, and Send returns that error too and sends
+// nothing; the stream ends with it whatever the handler returns.
 type BidiStream[Req, Resp any] struct {
-	in  receiver[Req]
-	out sender[Resp]
+	in     receiver[Req]
+	out    sender[Resp]
+	failed atomic.Pointer[status.Error]
 }
 
-// Receive returns the client's next message, decoded into a new Req; io.EOF
-// once the client half-closed. A message that does not decode returns
-// InvalidArgument and fails the call: later Receives and Sends return the
-// same error, and the stream ends with it.
+// Receive returns the client's next message, decoded into a new Req;
+// io.EOF once the client half-closed. A message that does not decode
+// returns InvalidArgument and fails the call.
 func (s *BidiStream[Req, Resp]) Receive() (*Req, error) { return s.in.receive() }
 
-// Send encodes m with the method's response codec and sends it (see
-// ServerStream.Send). After a message failed to decode it returns that
-// failure and sends nothing.
+// Send encodes m and sends it (see ServerStream.Send). After a client
+// message failed to decode it returns that failure and sends nothing.
 func (s *BidiStream[Req, Resp]) Send(m *Resp) error { return s.out.send(m) }
 
 // HandleServerStream registers a typed server-streaming handler for
@@ -116,9 +116,10 @@ func HandleClientStream[Req, Resp any](m *Mux, service, method string, reqCodec 
 		panic(fmt.Sprintf("server: nil handler or codec for %s/%s", service, method))
 	}
 	m.HandleClientStream(service, method, func(ctx context.Context, raw *Stream) ([]byte, error) {
-		s := &ClientStream[Req]{in: receiver[Req]{raw: raw, codec: reqCodec, failed: new(atomic.Pointer[status.Error])}}
+		s := &ClientStream[Req]{}
+		s.in = receiver[Req]{raw: raw, codec: reqCodec, failed: &s.failed}
 		resp, err := h(ctx, s)
-		if f := s.in.failed.Load(); f != nil {
+		if f := s.failed.Load(); f != nil {
 			return nil, f
 		}
 		if err != nil {
@@ -143,13 +144,11 @@ func HandleBidiStream[Req, Resp any](m *Mux, service, method string, reqCodec me
 		panic(fmt.Sprintf("server: nil handler or codec for %s/%s", service, method))
 	}
 	m.HandleBidiStream(service, method, func(ctx context.Context, raw *Stream) error {
-		failed := new(atomic.Pointer[status.Error])
-		s := &BidiStream[Req, Resp]{
-			in:  receiver[Req]{raw: raw, codec: reqCodec, failed: failed},
-			out: sender[Resp]{raw: raw, codec: respCodec, failed: failed},
-		}
+		s := &BidiStream[Req, Resp]{}
+		s.in = receiver[Req]{raw: raw, codec: reqCodec, failed: &s.failed}
+		s.out = sender[Resp]{raw: raw, codec: respCodec, failed: &s.failed}
 		err := h(ctx, s)
-		if f := failed.Load(); f != nil {
+		if f := s.failed.Load(); f != nil {
 			return f
 		}
 		return err
