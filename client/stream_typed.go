@@ -83,7 +83,8 @@ func (s *ServerStream[Resp]) Close() error { return s.in.raw.Close() }
 // nothing beyond the codec's own work. A message that does not encode
 // returns InvalidArgument, as for Call, and nothing is sent; the stream is
 // still usable. Send and CloseAndReceive are for one goroutine; Header,
-// Trailer and Close for any.
+// Trailer and Close for any. A stream abandoned without CloseAndReceive or
+// Close holds its call until its context ends.
 type ClientStream[Req, Resp any] struct {
 	out       typedSender[Req]
 	respCodec message.Codec[Resp]
@@ -167,7 +168,8 @@ func (s *ClientStream[Req, Resp]) Close() error { return s.out.raw.Close() }
 // decode ends the stream with Internal, after which Send returns that
 // error, or io.EOF when the server had already ended the stream). Send and
 // CloseSend are for one goroutine at a time, Receive for one (possibly
-// another), Header, Trailer and Close for any.
+// another), Header, Trailer and Close for any. As for ServerStream, Close
+// (or reading to the end) releases what the stream holds.
 type BidiStream[Req, Resp any] struct {
 	out typedSender[Req]
 	in  typedReceiver[Resp]
