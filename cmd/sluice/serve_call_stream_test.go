@@ -32,7 +32,7 @@ func TestServeAndCallEachStreamKind(t *testing.T) {
 			"hello\nstream (1 sent, 1 received): OK\nheader echo-messages: \"1\"\n"},
 		{"bidi", []string{"-stream", "bidi", "-method", "echo/Chat", "-data", "a", "-data", "b", "-count", "2"},
 			"a\nb\na\nb\nstream (4 sent, 4 received): OK\ntrailer echo-messages: \"4\"\n"},
-		{"bidi, compressed both ways", []string{"-stream", "bidi", "-method", "echo/Chat", "-data", strings.Repeat("squeeze ", 1000), "-codecs", "zstd", "-count", "3"},
+		{"bidi, the messages sent compressed", []string{"-stream", "bidi", "-method", "echo/Chat", "-data", strings.Repeat("squeeze ", 1000), "-codecs", "zstd", "-count", "3"},
 			strings.Repeat(strings.Repeat("squeeze ", 1000)+"\n", 3) + "stream (3 sent, 3 received): OK\ntrailer echo-messages: \"3\"\n"},
 	} {
 		code, stdout, stderr := runCommand(append([]string{"call", "-addr", addr}, tc.args...)...)
