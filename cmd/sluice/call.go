@@ -20,7 +20,9 @@ import (
 type callOptions struct {
 	Addrs              string
 	Method             string
-	Data               string
+	Data               dataFlag
+	Stream             string // a key of streamKinds
+	Count              int
 	Sleep              time.Duration
 	N, Concurrency     int
 	Timeout            time.Duration
@@ -39,7 +41,10 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	var o callOptions
 	fs.StringVar(&o.Addrs, "addr", "127.0.0.1:7878", "server endpoints, comma-separated")
 	fs.StringVar(&o.Method, "method", "echo/Say", "method to call, service/method")
-	fs.StringVar(&o.Data, "data", "hello", "request body")
+	o.Data = dataFlag{vals: []string{"hello"}}
+	fs.Var(&o.Data, "data", "request `body`; with -stream client or bidi a message, and it may be given several times (sent in order)")
+	fs.StringVar(&o.Stream, "stream", "none", "open a stream of this kind: server (one message, many answers), client (many messages, one answer), bidi; none: a unary call")
+	fs.IntVar(&o.Count, "count", 1, "with -stream client or bidi: send the -data messages this many times over")
 	fs.DurationVar(&o.Sleep, "sleep", 0, "call echo/Sleep for this long (positive, at most 1m) instead of -method with -data; goes with neither")
 	fs.IntVar(&o.N, "n", 1, "number of calls")
 	fs.IntVar(&o.Concurrency, "c", 1, "concurrent callers")
@@ -53,7 +58,7 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.BoolVar(&o.OneWay, "one-way", false, "send one-way calls (no answer)")
 	o.Compression.define(fs, "requests")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: sluice call [flags]\n\nCalls a method; with -n 1 prints the answer, else a summary. The exit status is 0\nwhen every call succeeded, 1 when any was refused, canceled or failed, 2 for a\nbad command line.\n\nflags:\n")
+		fmt.Fprintf(fs.Output(), "usage: sluice call [flags]\n\nCalls a method, or opens a stream with -stream; with -n 1 prints the answer (each\nmessage received, then how the stream ended), else a summary. The exit status is\n0 when every call succeeded, 1 when any was refused, canceled or failed, 2 for a\nbad command line.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
@@ -78,7 +83,10 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		return exitFail
 	}
 	defer func() { _ = c.Close() }()
-	method, body := o.Method, []byte(o.Data)
+	if kind := streamKinds[o.Stream]; kind != 0 {
+		return o.runStreams(ctx, c, kind, stdout, stderr)
+	}
+	method, body := o.Method, []byte(o.Data.vals[0])
 	if o.Sleep > 0 {
 		method, body = echoService+"/"+echoSleep, sleepBody(o.Sleep)
 	}
@@ -97,12 +105,46 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		return exitOK
 	}
-	sum := o.load(ctx, c, method, body)
-	sum.print(stdout)
-	if !sum.ok() {
-		return exitFail // a call was refused, canceled, failed or not made
+	sum := o.load(ctx, func(ctx context.Context) error {
+		if o.OneWay {
+			return c.OneWay(ctx, method, body)
+		}
+		_, err := c.CallRaw(ctx, method, body)
+		return err
+	})
+	return sum.report(stdout)
+}
+
+// runStreams opens the -stream streams: with -n 1 one stream, printing
+// each message received as a line and then how the stream ended (on
+// stdout when it ended with status OK, else on stderr after the command's
+// name); with -n above 1 the streams of a load, and its summary.
+func (o callOptions) runStreams(ctx context.Context, c *client.Client, kind client.StreamType, stdout, stderr io.Writer) int {
+	if o.N == 1 {
+		sctx, cancel := context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+		r := o.stream(sctx, c, kind, o.Method, func(msg []byte) { fmt.Fprintf(stdout, "%s\n", msg) })
+		if r.err != nil {
+			r.print(stderr, "sluice call: ")
+			return exitFail
+		}
+		r.print(stdout, "")
+		return exitOK
 	}
-	return exitOK
+	var (
+		mu       sync.Mutex
+		messages streamMessages
+	)
+	sum := o.load(ctx, func(ctx context.Context) error {
+		r := o.stream(ctx, c, kind, o.Method, nil)
+		mu.Lock()
+		messages.sent += r.sent
+		messages.received += r.received
+		mu.Unlock()
+		return r.err
+	})
+	sum.messages = &messages
+	return sum.report(stdout)
 }
 
 // validate checks every flag and names the flag of each problem; a flag
@@ -133,6 +175,27 @@ func (o callOptions) validate() error {
 	}
 	if o.set["sleep"] && (o.set["method"] || o.set["data"]) {
 		bad("-sleep calls echo/Sleep: it goes with neither -method nor -data")
+	}
+	kind, ok := streamKinds[o.Stream]
+	if !ok {
+		bad("-stream must be none, server, client or bidi, got %q", o.Stream)
+	}
+	if kind != 0 && o.OneWay {
+		bad("-stream %s opens a stream: it does not go with -one-way", o.Stream)
+	}
+	if kind != 0 && o.set["sleep"] {
+		bad("-stream %s opens a stream: it does not go with -sleep (echo/Sleep is unary)", o.Stream)
+	}
+	if o.Count < 1 {
+		bad("-count must be at least 1, got %d", o.Count)
+	}
+	if ok && !sendsMany(kind) {
+		if o.set["count"] {
+			bad("-count sends the -data messages several times: it needs -stream client or bidi")
+		}
+		if len(o.Data.vals) > 1 {
+			bad("-data given %d times: only -stream client or bidi sends several messages", len(o.Data.vals))
+		}
 	}
 	if (o.Cert == "") != (o.Key == "") {
 		bad("-tls-cert and -tls-key go together")
@@ -181,9 +244,10 @@ func (o callOptions) clientOptions() (client.Options, error) {
 	return opts, nil
 }
 
-// load makes -n calls from -c callers and sums up how they ended; it
-// stops starting calls when ctx ends.
-func (o callOptions) load(ctx context.Context, c *client.Client, method string, body []byte) summary {
+// load makes -n calls (each a call of do, with the -timeout deadline) from
+// -c callers and sums up how they ended; it stops starting calls when ctx
+// ends.
+func (o callOptions) load(ctx context.Context, do func(ctx context.Context) error) summary {
 	var (
 		mu   sync.Mutex
 		sum  = newSummary(o.N)
@@ -203,12 +267,7 @@ func (o callOptions) load(ctx context.Context, c *client.Client, method string, 
 				}
 				cctx, cancel := context.WithTimeout(ctx, o.Timeout)
 				t0 := time.Now()
-				var err error
-				if o.OneWay {
-					err = c.OneWay(cctx, method, body)
-				} else {
-					_, err = c.CallRaw(cctx, method, body)
-				}
+				err := do(cctx)
 				d := time.Since(t0)
 				cancel()
 				mu.Lock()

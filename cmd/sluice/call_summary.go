@@ -58,7 +58,11 @@ type summary struct {
 	example   map[string]string // the first error of each failure code
 	lat       []time.Duration   // of the successes
 	elapsed   time.Duration
+	messages  *streamMessages // the streams' messages, of every outcome; nil for unary calls
 }
+
+// streamMessages counts the messages of a load of streams.
+type streamMessages struct{ sent, received int }
 
 func newSummary(requested int) summary {
 	return summary{requested: requested, refused: map[string]int{}, failed: map[string]int{}, example: map[string]string{}}
@@ -92,9 +96,21 @@ func (s summary) ended() int { return s.succeeded + s.refusedTotal() + s.cancele
 // ok reports whether every requested call succeeded.
 func (s summary) ok() bool { return s.succeeded == s.requested }
 
+// report prints the summary and returns the command's exit status: 0
+// when every requested call succeeded, else 1 (a call was refused,
+// canceled, failed or not made).
+func (s summary) report(w io.Writer) int {
+	s.print(w)
+	if !s.ok() {
+		return exitFail
+	}
+	return exitOK
+}
+
 // print writes the summary: the counts by outcome and the throughput of
-// the successes, their latency, then a line per refusal reason and per
-// failure code (with the first error of that code).
+// the successes, for streams the messages sent and received, the latency
+// of the successes, then a line per refusal reason and per failure code
+// (with the first error of that code).
 func (s summary) print(w io.Writer) {
 	rate := 0.0
 	if secs := s.elapsed.Seconds(); secs > 0 {
@@ -102,6 +118,9 @@ func (s summary) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "calls: %d in %v: %d succeeded (%.0f/s), %d refused, %d canceled, %d failed\n",
 		s.ended(), s.elapsed.Round(time.Millisecond), s.succeeded, rate, s.refusedTotal(), s.canceled, s.failedTotal())
+	if s.messages != nil {
+		fmt.Fprintf(w, "stream messages: %d sent, %d received\n", s.messages.sent, s.messages.received)
+	}
 	if n := s.requested - s.ended(); n > 0 {
 		fmt.Fprintf(w, "not started: %d (interrupted)\n", n)
 	}

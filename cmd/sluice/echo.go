@@ -13,10 +13,22 @@ import (
 
 // The echo service of "sluice serve" and the demo:
 //
-//	echo/Say    answers its request body
-//	echo/Sleep  sleeps for the duration in its body (8 bytes, little-endian
-//	            nanoseconds, at most maxSleep) or until the call ends, then
-//	            answers the body
+//	echo/Say      answers its request body
+//	echo/Sleep    sleeps for the duration in its body (8 bytes, little-endian
+//	              nanoseconds, at most maxSleep) or until the call ends, then
+//	              answers the body
+//	echo/Repeat   server-streaming: the request is a count (0..1000), then
+//	              optionally a space and a body (at most 64 KiB), as "3 hi";
+//	              it sends the body that many times and ends with the
+//	              trailer echo-messages=count; any other request is refused
+//	              with InvalidArgument
+//	echo/Collect  client-streaming: answers the concatenation of the
+//	              client's messages, with the header echo-messages=their
+//	              number; past 1 MiB in all it refuses with ResourceExhausted
+//	echo/Chat     bidirectional: sends each message back as it arrives, and
+//	              ends with the trailer echo-messages=their number
+//
+// echo_stream.go has the streaming methods and their bounds.
 const (
 	echoService = "echo"
 	echoSay     = "Say"
@@ -34,6 +46,7 @@ func sleepBody(d time.Duration) []byte {
 func echoMux(onSleep func(ctx context.Context, entering bool)) *server.Mux {
 	mux := server.NewMux()
 	mux.HandleRaw(echoService, echoSay, func(_ context.Context, req []byte) ([]byte, error) { return req, nil })
+	handleEchoStreams(mux)
 	mux.HandleRaw(echoService, echoSleep, func(ctx context.Context, req []byte) ([]byte, error) {
 		if len(req) != 8 {
 			return nil, status.Errorf(protocol.CodeInvalidArgument, "echo/Sleep wants 8 bytes of nanoseconds, got %d bytes", len(req))

@@ -5,7 +5,7 @@
 //	sluice demo [flags]                   run the live-reconfiguration admission demo
 //	sluice conformance --plugin PATH ...  run the conformance suite against a plugin binary
 //	sluice serve [flags]                  serve the echo service
-//	sluice call [flags]                   call a method, or load it
+//	sluice call [flags]                   call a method or open a stream, or load it
 //	sluice help                           print this help
 package main
 
@@ -84,9 +84,10 @@ commands:
                granted it, nor the rate of a token bucket changed live
   conformance  run the limiter conformance suite against the kinds a
                plugin binary serves: sluice conformance --plugin PATH
-  serve        serve the echo service (echo/Say, echo/Sleep) over TCP or
-               TLS, with connection, call and admission bounds
-  call         call a method once, or load it with -n and -c
+  serve        serve the echo service (echo/Say, echo/Sleep, and the streams
+               echo/Repeat, echo/Collect, echo/Chat) over TCP or TLS, with
+               connection, call and admission bounds
+  call         call a method once or open a stream, or load it with -n and -c
   help         print this help
 
 Run "sluice <command> -h" for a command's flags.

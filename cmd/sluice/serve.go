@@ -25,7 +25,7 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	var o serveOptions
 	serveFlags(fs, &o)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: sluice serve [flags]\n\nServes the echo service (echo/Say, echo/Sleep) until interrupted.\n\nflags:\n")
+		fmt.Fprintf(fs.Output(), "usage: sluice serve [flags]\n\nServes the echo service (echo/Say, echo/Sleep, and the streams echo/Repeat,\necho/Collect, echo/Chat) until interrupted.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
