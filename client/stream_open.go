@@ -173,8 +173,11 @@ func (c *Client) streamAttemptOnce(s *Stream, ep *endpoint, msg []byte, withMsg 
 		return outcomeSendFailure, err
 	}
 	s.mu.Lock()
-	closed := s.ending
-	if !closed {
+	// Ended already: by this side (closed), or by the server, whose End
+	// or Error the reader may have handled before this line; that stream
+	// is opened and its outcome is Receive's.
+	closed := s.ending && s.local
+	if !s.ending {
 		s.stopCtx = context.AfterFunc(ctx, func() { s.cancel(ctx.Err()) })
 	}
 	s.mu.Unlock()

@@ -350,7 +350,7 @@ func TestTypedStreamBadResponseCancelsAndReturnsCredit(t *testing.T) {
 	// The dropped message is dropped at the end if it has arrived, else
 	// by the reader when it arrives: the WindowUpdate comes before or
 	// after the Cancel, and returns both messages (the connection's
-	// window had not reached its batch).
+	// window had not reached its batch): their charges.
 	var sawCancel, sawUpdate bool
 	for !sawCancel || !sawUpdate {
 		fh, payload := pc.read(t)
@@ -365,7 +365,7 @@ func TestTypedStreamBadResponseCancelsAndReturnsCredit(t *testing.T) {
 			var w protocol.WindowUpdate
 			require.NoError(t, protocol.ParseWindowUpdate(fh, payload, &w))
 			assert.Zero(t, fh.ID)
-			assert.Equal(t, protocol.WindowUpdate{Returned: uint32(len(bad) + len(good))}, w)
+			assert.Equal(t, protocol.WindowUpdate{Returned: uint32(protocol.MessageCost(len(bad), uint64(len(bad))) + protocol.MessageCost(len(good), uint64(len(good))))}, w)
 		default:
 			t.Fatalf("unexpected %v frame", fh.Type)
 		}
@@ -405,7 +405,7 @@ func TestTypedStreamBadResponseAfterTheServersEnd(t *testing.T) {
 	assert.Equal(t, err, again, `not {"x":1}, not io.EOF`)
 	id, w := pc.windowUpdate(t) // no Cancel: the stream had ended
 	assert.Zero(t, id)
-	assert.Equal(t, protocol.WindowUpdate{Returned: uint32(len(bad) + len(good))}, w)
+	assert.Equal(t, protocol.WindowUpdate{Returned: uint32(protocol.MessageCost(len(bad), uint64(len(bad))) + protocol.MessageCost(len(good), uint64(len(good))))}, w)
 }
 
 // TestTypedClientStreamNeedsExactlyOneResponse: a server that ends a

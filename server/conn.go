@@ -304,9 +304,9 @@ func (c *conn) readLoop() error {
 			case errors.Is(err, protocol.ErrFrameBudget):
 				c.frameBudgetSpent()
 			}
-			if c.draining.Load() || c.s.isClosing() {
-				return nil
-			}
+			// Draining or not, nothing more can arrive: serve ends the
+			// calls still running (a stream waiting for its client's
+			// next message would otherwise hold Stop to its deadline).
 			return err
 		}
 		c.frames.Add(1)

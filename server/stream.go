@@ -207,6 +207,14 @@ func (s *Stream) end(err error) {
 		return
 	}
 	s.sendEnded = true
+	// The stream ends for the reader before its last frame goes out: a
+	// client frame that crossed the End or Error finds no live stream
+	// and is ignored (docs/streaming.md), instead of meeting a
+	// half-closed one as a violation. The bytes of messages the handler
+	// left unread go back after it.
+	if n := s.endRecv(); n > 0 {
+		defer s.c.dropConnBytes(n)
+	}
 	cl, c := s.cl, s.c
 	if err == nil && s.ctx.Err() != nil {
 		err = s.ctx.Err()
@@ -246,10 +254,21 @@ func (s *Stream) release() {
 	s.sendMu.Lock()
 	s.sendEnded = true
 	s.sendMu.Unlock()
+	if n := s.endRecv(); n > 0 {
+		s.c.dropConnBytes(n)
+	}
+}
+
+// endRecv is release's receiving side, exactly once: the stream leaves
+// the connection's table, its queue is dropped and its budgets given
+// back. It returns the dropped messages' connection bytes, for the
+// caller to give back (dropConnBytes) once it wrote what must go first.
+// It takes s.mu and c.mu, never sendMu (end calls it holding it).
+func (s *Stream) endRecv() uint64 {
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
-		return
+		return 0
 	}
 	s.ended = true
 	var total uint64
@@ -263,9 +282,6 @@ func (s *Stream) release() {
 	s.mu.Unlock()
 	close(s.done)
 	s.sendW.Close()
-	if total > 0 {
-		s.c.dropConnBytes(total)
-	}
 	s.c.mu.Lock()
 	if s.c.streams[s.id] == s {
 		delete(s.c.streams, s.id)
@@ -274,4 +290,5 @@ func (s *Stream) release() {
 		}
 	}
 	s.c.mu.Unlock()
+	return total
 }

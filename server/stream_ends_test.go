@@ -158,6 +158,24 @@ func TestStopDrainsStreams(t *testing.T) {
 		require.NoError(t, <-stopped)
 		requireLedgerZero(t, s)
 	})
+	// A client that leaves during the drain can send nothing more: its
+	// streams end with the connection at once, not at Stop's deadline
+	// (the read loop used to end quietly while draining, leaving a
+	// stream waiting for a message that could not come).
+	t.Run("ended when the client leaves during the drain", func(t *testing.T) {
+		s := startServer(t, server.Options{})
+		c := dialStream(t, s.addr)
+		c.open("stream", "Hold", []byte("a"), false)
+		<-s.mux.st.entered
+		stopped := make(chan error, 1)
+		go func() { stopped <- s.Stop(context.Background()) }()
+		for h, _ := c.read(); h.Type != protocol.FrameGoAway; h, _ = c.read() {
+		}
+		_ = c.nc.Close()
+		assert.ErrorIs(t, <-s.mux.st.ctxErr, context.Canceled)
+		require.NoError(t, <-stopped)
+		requireLedgerZero(t, s)
+	})
 	t.Run("cancelled at the deadline", func(t *testing.T) {
 		s := startServer(t, server.Options{})
 		c := dialStream(t, s.addr)

@@ -24,9 +24,11 @@ import (
 // it) and stream/Count (a server stream: the server sends "0".."n-1" and
 // End), so that every byte the server holds or returns is known.
 //
-// Messages are never empty here: the runtimes charge an empty message 0
-// (docs/streaming.md, Status: the cost rule max(1, ...) is not applied
-// yet), and a model of either rule would disagree with the other.
+// Every message is charged protocol.MessageCost (wmCost), empty ones
+// included.
+
+// wmCost is the charge of an uncompressed message of n bytes.
+func wmCost(n int) uint64 { return protocol.MessageCost(n, uint64(n)) }
 
 // recvModel is the server's view of one receive window: window, bytes
 // received and not announced as returned, of which pending were taken and
@@ -189,7 +191,10 @@ func (m *windowModel) step() bool {
 		end := rapid.Bool().Draw(rt, "endStream")
 		id := c.open("stream", "Hold", body, end)
 		m.logf("Request %d stream/Hold msg=%v(%d) end=%v", id, body != nil, len(body), end)
-		n := uint64(len(body))
+		var n uint64
+		if body != nil {
+			n = wmCost(len(body))
+		}
 		if n > 0 && !m.conn.accepts() {
 			m.violation("an opening message without connection credit")
 			return false
@@ -213,15 +218,15 @@ func (m *windowModel) step() bool {
 		}
 		id := c.open("stream", "Count", body, true)
 		m.logf("Request %d stream/Count %d", id, k)
-		m.conn.out += uint64(len(body))
-		ret := m.conn.consume(uint64(len(body))) // the handler takes its request
+		m.conn.out += wmCost(len(body))
+		ret := m.conn.consume(wmCost(len(body))) // the handler takes its request
 		fs := m.expectReturns(ret, nil, k+1)
 		var sent uint64
 		for i, f := range fs[:k] {
 			if f.typ != protocol.FrameMessage || f.id != id || string(f.body) != strconv.Itoa(i) {
 				m.fatalf("stream/Count message %d: %+v", i, f)
 			}
-			sent += uint64(len(f.body))
+			sent += wmCost(len(f.body))
 		}
 		if f := fs[k]; f.typ != protocol.FrameEnd || f.id != id {
 			m.fatalf("stream/Count ends with %+v", f)
@@ -240,6 +245,7 @@ func (m *windowModel) step() bool {
 		end := rapid.IntRange(0, 3).Draw(rt, "endStream") == 0
 		c.msg(s.id, make([]byte, n), end)
 		m.logf("Message %d (%d bytes) end=%v", s.id, n, end)
+		n = wmCost(int(n))
 		if !m.conn.accepts() {
 			m.violation("a message without connection credit")
 			return false
