@@ -104,8 +104,15 @@ func cut(full string) (string, string, bool) {
 	return full, "", false
 }
 
+// Its streams keep the initial window (StreamWindow defaults to
+// protocol.InitialStreamWindow here, not to the client's 256 KiB), so that
+// the frame-exact stream tests against a scripted peer see no growth;
+// TestStreamWindowGrowsAfterTheRequest covers the growth.
 func dial(t testing.TB, o client.Options, addrs ...string) *client.Client {
 	t.Helper()
+	if o.StreamWindow == 0 {
+		o.StreamWindow = protocol.InitialStreamWindow
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c, err := client.Dial(ctx, addrs, o)

@@ -71,6 +71,16 @@ type Options struct {
 	// caller blocks (protocol.DefaultWriteBufferSize by default).
 	WriteBufferSize int
 
+	// StreamWindow is the receive window of each stream (docs/streaming.md):
+	// the client grows the stream's window from
+	// protocol.InitialStreamWindow (64 KiB) to it with a WindowUpdate as
+	// soon as its Request is queued (default protocol.DefaultStreamWindow,
+	// 256 KiB; at least InitialStreamWindow, at most protocol.MaxWindow).
+	// A caller that reads slowly holds less than this plus one message;
+	// the connection's window (1 MiB) bounds all the streams of a
+	// connection together.
+	StreamWindow int
+
 	// WriteTimeout closes a connection whose writes make no progress for
 	// this long (a server that stopped reading): its calls fail with
 	// Unavailable instead of waiting for buffer space forever, whatever
@@ -163,6 +173,12 @@ func (o Options) resolve() (*config, error) {
 	}
 	if o.MaxAttempts < 0 {
 		return nil, errors.New("sluice client: negative MaxAttempts")
+	}
+	if o.StreamWindow == 0 {
+		o.StreamWindow = protocol.DefaultStreamWindow
+	}
+	if o.StreamWindow < protocol.InitialStreamWindow || o.StreamWindow > protocol.MaxWindow {
+		return nil, fmt.Errorf("sluice client: StreamWindow must be in [%d, %d] (0 = %d), got %d", protocol.InitialStreamWindow, protocol.MaxWindow, protocol.DefaultStreamWindow, o.StreamWindow)
 	}
 	comp, err := o.Compression.Resolve()
 	if err != nil {

@@ -80,8 +80,14 @@ func (c *conn) dropped(n uint64) {
 // sendWindowUpdate returns r bytes of id's window (0: the connection's) to
 // the server; best effort (a failed write fails the connection anyway).
 func (c *conn) sendWindowUpdate(id uint64, r uint64) {
+	c.sendWindowUpdateGrowth(id, r, 0)
+}
+
+// sendWindowUpdateGrowth returns r bytes and grows the window by growth
+// on id; both already counted by the window.
+func (c *conn) sendWindowUpdateGrowth(id, r, growth uint64) {
 	var b [protocol.HeaderSize + 20]byte
-	if f, err := protocol.AppendWindowUpdate(b[:0], id, &protocol.WindowUpdate{Returned: uint32(r)}); err == nil {
+	if f, err := protocol.AppendWindowUpdate(b[:0], id, &protocol.WindowUpdate{Returned: uint32(r), Growth: uint32(growth)}); err == nil {
 		_ = c.w.Write(f)
 	}
 }

@@ -172,6 +172,14 @@ func (c *Client) streamAttemptOnce(s *Stream, ep *endpoint, msg []byte, withMsg 
 		_ = cn.sendWin.Update(n, 0) // (a no-op error on a closed connection)
 		return outcomeSendFailure, err
 	}
+	if grow := uint64(c.cfg.StreamWindow) - protocol.InitialStreamWindow; grow > 0 {
+		// After the Request: a WindowUpdate before it would name a stream
+		// the server never saw opened. (For a stream that has ended
+		// meanwhile the server ignores it.)
+		if r, g, err := s.recvWin.Grow(grow); err == nil {
+			cn.sendWindowUpdateGrowth(s.id, r, g)
+		}
+	}
 	s.mu.Lock()
 	// Ended already: by this side (closed), or by the server, whose End
 	// or Error the reader may have handled before this line; that stream

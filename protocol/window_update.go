@@ -2,8 +2,8 @@ package protocol
 
 import "encoding/binary"
 
-// Flow-control windows (docs/streaming.md). The unit is the uncompressed
-// length of a message body. The accounting itself is in package
+// Flow-control windows (docs/streaming.md). The unit is a message's
+// charge (MessageCost). The accounting itself is in package
 // protocol/flow; this package only carries the frame.
 const (
 	// InitialStreamWindow is every stream's window in each direction when
@@ -15,6 +15,12 @@ const (
 	// MaxWindow is the largest a window may grow to, and the largest
 	// value either field of a WindowUpdate may carry: 2³¹−1.
 	MaxWindow = 1<<31 - 1
+	// DefaultStreamWindow is the receive window sluice's server and
+	// client grow each stream to once it runs (their Options.StreamWindow
+	// by default): 256 KiB, so that a stream of large messages is not
+	// held to one round trip per 64 KiB. The connection's window still
+	// bounds every stream of a connection together.
+	DefaultStreamWindow = 256 << 10
 )
 
 // WindowUpdate is the decoded payload of a WindowUpdate frame (no flags),

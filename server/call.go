@@ -257,11 +257,14 @@ func (cl *call) run(queued bool) {
 	}
 	cl.ran = true
 	if cl.st != nil {
-		cl.st.end(cl.invokeStream())
+		err := cl.invokeStream()
+		cl.releaseAdmission()
+		cl.st.end(err)
 		cl.st.dropLast() // the handler returned: its last message is no longer used
 		return
 	}
 	out, err := cl.invoke()
+	cl.releaseAdmission()
 	if cl.oneWay {
 		if err != nil {
 			s.stats.oneWayErrors.Add(1)
@@ -344,6 +347,22 @@ func (cl *call) finish() {
 // call's context; each at most once. A permit whose handler never ran is
 // released unused: its rate quota is given back too.
 func (cl *call) release() {
+	cl.releaseAdmission()
+	cl.gov.Release()
+	if cl.charge > 0 {
+		cl.c.s.frameBudget.Release(cl.charge)
+		cl.charge = 0
+	}
+	cl.cancel()
+}
+
+// releaseAdmission gives back the permit and the call-capacity
+// reservation, each at most once. A call that ran does it as soon as its
+// handler returned, before its answer is written: a client that sends its
+// next call on receiving the answer finds the capacity free (with a
+// per-connection capacity of 1, a sequential client was refused
+// call_capacity when its next request overtook the release).
+func (cl *call) releaseAdmission() {
 	if cl.admitted {
 		if cl.ran {
 			cl.permit.Release()
@@ -352,12 +371,7 @@ func (cl *call) release() {
 		}
 		cl.admitted, cl.ran = false, false
 	}
-	cl.gov.Release()
-	if cl.charge > 0 {
-		cl.c.s.frameBudget.Release(cl.charge)
-		cl.charge = 0
-	}
-	cl.cancel()
+	cl.gov.Call.Release()
 }
 
 func (cl *call) recycle() {

@@ -101,6 +101,16 @@ type Options struct {
 	// connection only).
 	WriteBufferSize int
 
+	// StreamWindow is the receive window of each stream once its handler
+	// starts (docs/streaming.md): the server grows the stream's window
+	// from protocol.InitialStreamWindow (64 KiB, all a client may send
+	// before its stream is admitted) to it with a WindowUpdate (default
+	// protocol.DefaultStreamWindow, 256 KiB; at least
+	// InitialStreamWindow, at most protocol.MaxWindow). A slow handler
+	// holds less than this plus one message; the connection's window
+	// (1 MiB) bounds all the streams of a connection together.
+	StreamWindow int
+
 	// WriteTimeout closes a connection whose writes make no progress for
 	// this long: a client that stops reading cannot hold its responses,
 	// goroutines and buffers forever (default 20s; negative disables).
@@ -242,6 +252,12 @@ func (o Options) resolve() (resolved, error) {
 	}
 	if r.WriteTimeout == 0 {
 		r.WriteTimeout = defaultWriteTimeout
+	}
+	if r.StreamWindow == 0 {
+		r.StreamWindow = protocol.DefaultStreamWindow
+	}
+	if r.StreamWindow < protocol.InitialStreamWindow || r.StreamWindow > protocol.MaxWindow {
+		return r, fmt.Errorf("server: Options.StreamWindow must be in [%d, %d] (0 = %d), got %d", protocol.InitialStreamWindow, protocol.MaxWindow, protocol.DefaultStreamWindow, o.StreamWindow)
 	}
 	if r.MaxFrameMemory == 0 {
 		r.MaxFrameMemory = DefaultMaxFrameMemory

@@ -269,8 +269,16 @@ func newHandlers() *testHandlers {
 }
 
 // startServer serves newTestMux on a loopback listener until the test ends.
+//
+// Its streams keep the initial window (StreamWindow defaults to
+// protocol.InitialStreamWindow here, not to the server's 256 KiB), so that
+// the frame-exact stream tests see no growth; TestStreamWindowGrowsOnAdmission
+// covers the growth.
 func startServer(t testing.TB, o server.Options) *testServer {
 	t.Helper()
+	if o.StreamWindow == 0 {
+		o.StreamWindow = protocol.InitialStreamWindow
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	return serveOn(t, l, o)

@@ -65,9 +65,11 @@ func TestStopIsBoundedWhenAPeerNeverReads(t *testing.T) {
 						}
 					}
 				}()
+				// (A call blocked on the writer has given back its call
+				// capacity already, as its handler returned: Stop's
+				// DeadlineExceeded below shows it is still in flight.)
 				require.Eventually(t, func() bool {
-					st := s.Stats()
-					return st.Backpressure > 0 && st.ServerCalls.Active > 0
+					return s.Stats().Backpressure > 0
 				}, 30*time.Second, time.Millisecond, "no call blocked on the writer with the reader paused: %+v", s.Stats())
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)

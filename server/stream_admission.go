@@ -58,11 +58,29 @@ func (s *Stream) refusal() (*protocol.ErrorFrame, dropReason) {
 // stream was refused meanwhile.
 func (s *Stream) admit() (*protocol.ErrorFrame, dropReason) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.refused != nil {
+		s.mu.Unlock()
 		return s.refused, s.refusedD
 	}
 	s.admitted = true
 	s.pre.Release()
+	s.mu.Unlock()
+	s.growWindow() // not under s.mu: the write may wait for the client
 	return nil, 0
+}
+
+// growWindow grows the stream's receive window to Options.StreamWindow,
+// telling the client (with the bytes the window was keeping for its
+// batch). Before admission a stream has the initial window only, so that
+// a queued stream buffers at most that.
+func (s *Stream) growWindow() {
+	grow := uint64(s.c.s.o.StreamWindow) - protocol.InitialStreamWindow
+	if grow == 0 {
+		return
+	}
+	r, g, err := s.recv.Grow(grow)
+	if err != nil {
+		panic("server: a stream window within the validated bound does not grow: " + err.Error())
+	}
+	s.c.writeWindowUpdateGrowth(s.id, r, g)
 }

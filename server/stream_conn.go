@@ -182,8 +182,14 @@ func (c *conn) onWindowUpdate(h protocol.Header, payload []byte) error {
 // connection). The frame must go out: the window already counts n as
 // returned.
 func (c *conn) writeWindowUpdate(id, n uint64) {
+	c.writeWindowUpdateGrowth(id, n, 0)
+}
+
+// writeWindowUpdateGrowth returns n bytes and grows the window by growth
+// on id; both already counted by the window.
+func (c *conn) writeWindowUpdateGrowth(id, n, growth uint64) {
 	var b [protocol.HeaderSize + 12]byte
-	frame, err := protocol.AppendWindowUpdate(b[:0], id, &protocol.WindowUpdate{Returned: uint32(n)})
+	frame, err := protocol.AppendWindowUpdate(b[:0], id, &protocol.WindowUpdate{Returned: uint32(n), Growth: uint32(growth)})
 	if err != nil {
 		panic("server: a window update the window computed does not encode: " + err.Error())
 	}

@@ -32,8 +32,15 @@
 // with sluice's Stats().Decompressions for the refused calls (the run
 // fails unless it is 0).
 //
+// Streaming calls (stream.go, bench/internal/stream): server-streaming
+// and bidirectional messages/s and MB/s at 64 B, 1 KiB and 64 KiB
+// messages, sluice against grpc-go (raw codec, default windows):
+//
+//	RATIO stream/<server|bidi>/<size> <sluice messages/s divided by grpc-go messages/s>
+//
 //	go run ./compare [-d 1s] [-warmup 200ms] [-rounds 3] [-sizes 1,1024] [-concs 1,16,64,128] [-grpc=false]
 //	    [-compressed-sizes 1024,65536,1048576] [-compressed-concs 1,16] [-reject-sizes 1024,65536] [-reject-conc 16]
+//	    [-stream-sizes 64,1024,65536]
 //
 // -grpc=false runs only the uncompressed sluice lines; an empty list skips
 // its section.
@@ -72,13 +79,15 @@ func main() {
 	compConcs := flag.String("compressed-concs", "1,16", "concurrent callers of the compressed unary calls, comma-separated")
 	rejectSizes := flag.String("reject-sizes", "1024,65536", "payload sizes of the capacity-refused flood, comma-separated (empty: no flood)")
 	rejectConc := flag.Int("reject-conc", 16, "concurrent callers of the capacity-refused flood")
+	streamSizes := flag.String("stream-sizes", "64,1024,65536", "message sizes of the streaming calls, comma-separated (empty: none)")
 	flag.Parse()
 	sizes, err1 := ints(*sizesFlag)
 	concs, err2 := ints(*concsFlag)
 	csizes, err3 := optInts(*compSizes)
 	cconcs, err4 := ints(*compConcs)
 	rsizes, err5 := optInts(*rejectSizes)
-	if *d <= 0 || *warmup < 0 || *rounds < 1 || *rejectConc < 1 || errors.Join(err1, err2, err3, err4, err5) != nil {
+	ssizes, err6 := optInts(*streamSizes)
+	if *d <= 0 || *warmup < 0 || *rounds < 1 || *rejectConc < 1 || errors.Join(err1, err2, err3, err4, err5, err6) != nil {
 		fmt.Fprintln(os.Stderr, "compare: -d must be positive, -warmup not negative, -rounds at least 1, -reject-conc at least 1, the lists positive integers")
 		os.Exit(2)
 	}
@@ -88,6 +97,12 @@ func main() {
 	}
 	if len(csizes) > 0 && *grpcFlag {
 		if err := runCompressed(*d, *warmup, *rounds, csizes, cconcs); err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
+	}
+	if len(ssizes) > 0 && *grpcFlag {
+		if err := runStream(*d, *rounds, ssizes); err != nil {
 			fmt.Fprintln(os.Stderr, "compare:", err)
 			os.Exit(1)
 		}

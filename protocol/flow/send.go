@@ -34,16 +34,40 @@ type SendWindow struct {
 	closed      bool
 	done        chan struct{} // closed by Close
 	head, tail  *waiter
+	spare       *waiter // the next wait's (getWaiterLocked)
 }
 
 // waiter is one blocked reservation. Its fields are guarded by the
-// window's mutex, except ready, which is closed once, under the mutex,
-// when granted is set.
+// window's mutex, except ready, which receives one token, under the
+// mutex, when granted is set. A window keeps one spare waiter for its
+// next wait (a stream whose sender outruns the window waits often, one
+// wait at a time), so that waiting allocates nothing in steady state. It
+// is the window's own, not shared through a pool: its channel must stay
+// with the goroutines of the window's connection (a testing/synctest
+// bubble forbids channels from outside it).
 type waiter struct {
 	n          uint64
 	granted    bool
-	ready      chan struct{}
+	ready      chan struct{} // capacity 1
 	prev, next *waiter
+}
+
+// getWaiterLocked returns the spare waiter, or a new one, for n bytes.
+func (w *SendWindow) getWaiterLocked(n uint64) *waiter {
+	wt := w.spare
+	if wt == nil {
+		wt = &waiter{ready: make(chan struct{}, 1)}
+	}
+	w.spare = nil
+	wt.n = n
+	return wt
+}
+
+// putWaiterLocked keeps wt, out of the queue and its token taken if it
+// had one, as the spare.
+func (w *SendWindow) putWaiterLocked(wt *waiter) {
+	*wt = waiter{ready: wt.ready}
+	w.spare = wt
 }
 
 // NewSendWindow returns a window of initial bytes that updates may grow up
@@ -125,16 +149,19 @@ func (w *SendWindow) reserve(ctx context.Context, n uint64, also <-chan struct{}
 		w.mu.Unlock()
 		return nil
 	}
-	wt := &waiter{n: n, ready: make(chan struct{})}
+	wt := w.getWaiterLocked(n)
 	w.pushLocked(wt)
 	w.mu.Unlock()
 
 	var err error
 	select {
 	case <-wt.ready:
+		w.mu.Lock()
 		if !hold {
-			w.commit(n)
+			w.held -= n // commit
 		}
+		w.putWaiterLocked(wt)
+		w.mu.Unlock()
 		return nil
 	case <-ctx.Done():
 		err = ctx.Err()
@@ -151,9 +178,11 @@ func (w *SendWindow) reserve(ctx context.Context, n uint64, also <-chan struct{}
 		// Granted while we were giving up: undo it, and hand the credit on.
 		w.held -= n
 		w.outstanding -= n
+		<-wt.ready // sent with granted, under the mutex
 	} else {
 		w.removeLocked(wt)
 	}
+	w.putWaiterLocked(wt)
 	w.grantLocked()
 	w.mu.Unlock()
 	return err
@@ -212,7 +241,7 @@ func (w *SendWindow) grantLocked() {
 		w.outstanding += wt.n
 		w.held += wt.n
 		wt.granted = true
-		close(wt.ready)
+		wt.ready <- struct{}{}
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -55,6 +56,9 @@ type Result struct {
 	Size     int
 	Messages int64
 	Elapsed  time.Duration
+	// AllocsPerMessage is the process's heap allocations (client and
+	// server sides together) per message moved, calls' own included.
+	AllocsPerMessage float64
 }
 
 // MessagesPerSecond is the measured rate.
@@ -88,6 +92,8 @@ func Measure(name string, s Streamer, kind Kind, size int, d time.Duration) (Res
 		return Result{}, fmt.Errorf("%s %s %d B: warm-up: %w", name, kind, size, err)
 	}
 	r := Result{System: name, Kind: kind, Size: size}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	start := time.Now()
 	for time.Since(start) < d {
 		got, err := call()
@@ -100,6 +106,8 @@ func Measure(name string, s Streamer, kind Kind, size int, d time.Duration) (Res
 		r.Messages += int64(got)
 	}
 	r.Elapsed = time.Since(start)
+	runtime.ReadMemStats(&after)
+	r.AllocsPerMessage = float64(after.Mallocs-before.Mallocs) / float64(max(r.Messages, 1))
 	return r, nil
 }
 
