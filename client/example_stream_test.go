@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -190,4 +191,55 @@ func ExampleNewClientStream() {
 	}
 	fmt.Println(sum.Count, sum.Total)
 	// Output: 3 16
+}
+
+func ExampleClient_NewStream() {
+	// A raw server stream: the server sends its request back, upper-cased
+	// and then lower-cased, with a trailer.
+	mux := server.NewMux()
+	mux.HandleServerStream("text", "Cases", func(ctx context.Context, req []byte, s *server.Stream) error {
+		if err := s.Send(bytes.ToUpper(req)); err != nil {
+			return err
+		}
+		if err := s.Send(bytes.ToLower(req)); err != nil {
+			return err
+		}
+		return server.AddResponseMetadata(ctx, "count", "2") // after the first Send: a trailer
+	})
+	c, stop, err := exampleServe(mux)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer stop()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := c.NewStream(ctx, "text/Cases", client.StreamServer)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	if err := s.Send([]byte("Sluice")); err != nil { // the one request; opens the call
+		fmt.Println(err)
+		return
+	}
+	for {
+		msg, err := s.Receive() // valid until the next Receive
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(string(msg))
+	}
+	n, _ := s.Trailer().Get("count")
+	fmt.Println("count:", string(n))
+	// Output:
+	// SLUICE
+	// sluice
+	// count: 2
 }

@@ -91,3 +91,27 @@ func ExampleHandleBidiStream() {
 			}
 		})
 }
+
+// A raw bidirectional method: each message is echoed as it arrives. The
+// message Receive returns is valid until the next Receive, and Send copies
+// it out before it returns, so the echo needs no buffer of its own. Receive
+// returns io.EOF once the client half-closed; returning nil ends the
+// stream with status OK. (The client's side: client.Client.NewStream.)
+func ExampleMux_HandleBidiStream() {
+	mux := server.NewMux()
+	mux.HandleBidiStream("echo", "Chat", func(_ context.Context, s *server.Stream) error {
+		for {
+			msg, err := s.Receive()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err // the call ended (Cancel, deadline, Stop): nothing more to do
+			}
+			if err := s.Send(msg); err != nil {
+				return err
+			}
+		}
+	})
+	_, _ = server.New(mux, server.Options{StreamWindow: 1 << 20}) // a 1 MiB window per running stream
+}
