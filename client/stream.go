@@ -66,7 +66,11 @@ type Stream struct {
 	opened bool    // the opening Request was queued (guarded by mu too)
 	dbuf   []byte  // decoded messages; used by the receiving goroutine only
 	last   *[]byte // the pooled buffer of the message Receive returned last; the receiving goroutine's
-	co     callOptions
+	// recvErr, the receiving goroutine's: the context's error that
+	// interrupted a decode, from then on the end Receive returns (stable,
+	// whichever end the stream had meanwhile).
+	recvErr error
+	co      callOptions
 
 	sendWin flow.SendWindow // our credit on the server's stream window
 	recvWin flow.RecvWindow // the server's credit on our stream window
@@ -233,6 +237,10 @@ func (s *Stream) CloseSend() error {
 func (s *Stream) Receive() ([]byte, error) {
 	protocol.PutMessageBuffer(s.last) // the last message is no longer valid
 	s.last = nil
+	if s.recvErr != nil {
+		s.release() // a no-op until the end is published
+		return nil, s.recvErr
+	}
 	for {
 		s.mu.Lock()
 		if !s.opened && s.endErr == nil {

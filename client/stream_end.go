@@ -149,8 +149,13 @@ func (s *Stream) decode(m *streamMsg) ([]byte, error) {
 	case err == nil:
 		e = &bodyError{st: status.Errorf(protocol.CodeDataLoss, "the server's %s message decodes to %d bytes, not the %d it declared", name, len(out), m.declared), cause: spi.ErrCorrupt}
 	case s.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		// The caller's cancellation ends the stream for the caller, even
+		// one the server had ended already (its messages still queued):
+		// every later Receive returns e too, and release drops the queue.
 		e = s.ctx.Err()
 		s.cancel(e)
+		s.recvErr = e
+		s.release()
 		return nil, e
 	case errors.Is(err, spi.ErrDecodedTooLarge):
 		e = &bodyError{st: status.Errorf(protocol.CodeDataLoss, "the server's %s message decodes to more than the %d bytes it declared: refused", name, m.declared), cause: err}

@@ -54,9 +54,12 @@ type Stats struct {
 	// (each request is decoded at most once, and only after its call
 	// reservation: a refused request costs none); DecodedBytes the bytes
 	// they produced; DecodeFailures those that failed (corrupt, not the
-	// declared length, cancelled); CompressedResponses the responses sent
-	// compressed.
+	// declared length, cancelled); CompressedResponses the unary responses
+	// sent compressed; CompressedStreamMessages the stream messages sent
+	// compressed (a client-streaming call's response included: it is a
+	// stream Message).
 	Decompressions, DecodedBytes, DecodeFailures, CompressedResponses uint64
+	CompressedStreamMessages                                          uint64
 	// Governor reads the governor's budgets (each Used returns to zero
 	// when no call is in flight).
 	Governor governor.Snapshot
@@ -69,32 +72,33 @@ type Stats struct {
 func (s *Server) Stats() Stats {
 	g := s.gate.Stats()
 	st := Stats{
-		Connections:            g.Connections,
-		Handshakes:             g.Handshakes,
-		ConnectionsAdmitted:    g.Admitted,
-		RefusedConnectionLimit: g.RejectedConnectionLimit,
-		RefusedHandshakeLimit:  g.RejectedHandshakeLimit,
-		HandshakeFailures:      s.stats.handshakeFailures.Load(),
-		AuthenticationFailures: s.stats.authFailures.Load(),
-		ProtocolViolations:     s.stats.violations.Load(),
-		ServerCalls:            s.calls.Snapshot(),
-		Calls:                  s.stats.calls.Load(),
-		Refusals:               map[string]uint64{},
-		OneWayDropped:          s.stats.oneWayDropped.Load(),
-		OneWayErrors:           s.stats.oneWayErrors.Load(),
-		EndedWhileQueued:       s.stats.refusals[dropCanceled].Load(),
-		Cancels:                s.stats.cancels.Load(),
-		HandlerPanics:          s.stats.panics.Load(),
-		Backpressure:           s.stats.backpressured.Load(),
-		WriteTimeouts:          s.stats.writeTimeouts.Load(),
-		FrameMemoryRefusals:    s.stats.frameBudgetRefusals.Load(),
-		FrameMemory:            s.frameBudget.InUse(),
-		Decompressions:         s.stats.decompressions.Load(),
-		DecodedBytes:           s.stats.decodedBytes.Load(),
-		DecodeFailures:         s.stats.decodeFailures.Load(),
-		CompressedResponses:    s.stats.compressedResponses.Load(),
-		Governor:               s.governor.Snapshot(),
-		Admission:              s.kernel.Stats(),
+		Connections:              g.Connections,
+		Handshakes:               g.Handshakes,
+		ConnectionsAdmitted:      g.Admitted,
+		RefusedConnectionLimit:   g.RejectedConnectionLimit,
+		RefusedHandshakeLimit:    g.RejectedHandshakeLimit,
+		HandshakeFailures:        s.stats.handshakeFailures.Load(),
+		AuthenticationFailures:   s.stats.authFailures.Load(),
+		ProtocolViolations:       s.stats.violations.Load(),
+		ServerCalls:              s.calls.Snapshot(),
+		Calls:                    s.stats.calls.Load(),
+		Refusals:                 map[string]uint64{},
+		OneWayDropped:            s.stats.oneWayDropped.Load(),
+		OneWayErrors:             s.stats.oneWayErrors.Load(),
+		EndedWhileQueued:         s.stats.refusals[dropCanceled].Load(),
+		Cancels:                  s.stats.cancels.Load(),
+		HandlerPanics:            s.stats.panics.Load(),
+		Backpressure:             s.stats.backpressured.Load(),
+		WriteTimeouts:            s.stats.writeTimeouts.Load(),
+		FrameMemoryRefusals:      s.stats.frameBudgetRefusals.Load(),
+		FrameMemory:              s.frameBudget.InUse(),
+		Decompressions:           s.stats.decompressions.Load(),
+		DecodedBytes:             s.stats.decodedBytes.Load(),
+		DecodeFailures:           s.stats.decodeFailures.Load(),
+		CompressedResponses:      s.stats.compressedResponses.Load(),
+		CompressedStreamMessages: s.stats.compressedStreamMessages.Load(),
+		Governor:                 s.governor.Snapshot(),
+		Admission:                s.kernel.Stats(),
 	}
 	st.RefusedHandshakePerAddress = g.RejectedHandshakePerAddress
 	for i := range dropCanceled {
@@ -114,6 +118,7 @@ type counters struct {
 	frameBudgetRefusals                         atomic.Uint64
 	decompressions, decodedBytes                atomic.Uint64
 	decodeFailures, compressedResponses         atomic.Uint64
+	compressedStreamMessages                    atomic.Uint64
 	refusals                                    [dropReasonCount]atomic.Uint64
 }
 

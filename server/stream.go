@@ -66,7 +66,8 @@ type Stream struct {
 	sendMu    sync.Mutex // serializes the frames this server writes for the stream
 	sentFirst bool       // a Message went out: the response headers are sent
 	sendEnded bool       // End or Error went out
-	wbuf      []byte
+	wbuf      []byte     // the frame being written, reused
+	zbuf      []byte     // a compressed message body, reused (stream_compress.go)
 }
 
 // streamMsg is one received message: its owned bytes (as received: a
@@ -84,6 +85,10 @@ type streamMsg struct {
 
 // errStreamEnded is what Receive and Send return on a stream that ended.
 var errStreamEnded = status.Errorf(protocol.CodeFailedPrecondition, "server: the stream has ended")
+
+// errMessageTooLarge is what Send returns for a message whose frame
+// exceeds the client's maximum frame size; nothing was sent or charged.
+var errMessageTooLarge = status.Errorf(protocol.CodeResourceExhausted, "server: the message exceeds the client's maximum frame size")
 
 func newStream(c *conn, cl *call, kind streamKind) *Stream {
 	s := &Stream{c: c, cl: cl, id: cl.id, kind: kind, ctx: cl.ctx, ready: make(chan struct{}, 1), done: make(chan struct{})}
@@ -162,6 +167,12 @@ func (s *Stream) Send(msg []byte) error {
 	return s.send(msg)
 }
 
+// send writes msg as one Message frame: compressed when the method's
+// response policy finds it worth it (stream_compress.go), the response
+// headers on the first, charged protocol.MessageCost(its wire length, its
+// uncompressed length) to the stream's and the connection's send windows.
+// A message whose encoded frame exceeds the client's maximum frame size
+// fails before it is charged.
 func (s *Stream) send(msg []byte) error {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
@@ -169,24 +180,33 @@ func (s *Stream) send(msg []byte) error {
 		return errStreamEnded
 	}
 	c := s.c
-	m := protocol.Message{Body: msg}
+	var m protocol.Message
 	if !s.sentFirst {
 		m.Metadata = s.cl.md.resp
 	}
-	if size := len(msg) + m.Metadata.EncodedLen(); uint64(size) > uint64(c.peerMax) {
-		return status.Errorf(protocol.CodeResourceExhausted, "server: the message exceeds the client's maximum frame size")
-	}
-	if err := flow.ReservePair(s.ctx, &s.sendW, &c.sendConn, protocol.MessageCost(len(msg), uint64(len(msg)))); err != nil {
-		if e := s.ctx.Err(); e != nil {
-			return e
-		}
-		return errStreamEnded
+	compressed := s.compress(&m, msg)
+	// Body and metadata are a lower bound of the payload: a message over
+	// it is not copied into the frame buffer at all.
+	if uint64(len(m.Body))+uint64(m.Metadata.EncodedLen()) > uint64(c.peerMax) {
+		return errMessageTooLarge
 	}
 	frame, err := protocol.AppendMessage(s.wbuf[:0], s.id, &m)
 	if err != nil {
 		return status.Errorf(protocol.CodeInternal, "server: encoding a message: %v", err)
 	}
 	s.wbuf = frame
+	if uint64(len(frame)-protocol.HeaderSize) > uint64(c.peerMax) {
+		return errMessageTooLarge
+	}
+	if err := flow.ReservePair(s.ctx, &s.sendW, &c.sendConn, protocol.MessageCost(len(m.Body), uint64(len(msg)))); err != nil {
+		if e := s.ctx.Err(); e != nil {
+			return e
+		}
+		return errStreamEnded
+	}
+	if compressed {
+		c.s.stats.compressedStreamMessages.Add(1)
+	}
 	if !s.sentFirst {
 		s.sentFirst = true
 		s.cl.md.resp.Reset() // from now on, the trailers

@@ -24,8 +24,8 @@ func (c *rawClient) compressedMsg(id uint64, codecID uint8, z []byte, orig int, 
 // TestCompressedStreamMessages: compressed messages, the opening one
 // included, are decoded by Receive under the governor (decoded bytes and
 // a decode credit, given back), with the declared length as the exact
-// limit; one whose envelope or body is bad ends its stream with
-// InvalidArgument, and the connection goes on.
+// limit, and echoed back compressed; one whose envelope or body is bad
+// ends its stream with InvalidArgument, and the connection goes on.
 func TestCompressedStreamMessages(t *testing.T) {
 	s := startServer(t, server.Options{})
 	c := dialNoHandshake(t, s.addr)
@@ -44,7 +44,8 @@ func TestCompressedStreamMessages(t *testing.T) {
 		for range 2 {
 			f, _ := c.nextOf()
 			require.Equal(t, protocol.FrameMessage, f.typ, "%+v", f.err)
-			assert.True(t, bytes.Equal(plain, f.body))
+			assert.True(t, f.compressed, "echoed compressed: the connection's response codec, the method's policy")
+			assert.True(t, bytes.Equal(plain, c.decodeMessage(f)))
 		}
 		f, _ := c.nextOf()
 		assert.Equal(t, protocol.FrameEnd, f.typ)

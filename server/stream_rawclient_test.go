@@ -176,10 +176,14 @@ func (c *rawClient) windowUpdate(id uint64, returned, growth uint32) {
 type streamFrame struct {
 	typ  protocol.FrameType
 	id   uint64
-	body []byte               // Message
+	body []byte               // Message (the compressed form when compressed)
 	md   map[string]string    // Message headers, End trailers, Error metadata
 	err  *protocol.ErrorFrame // Error
 	wu   protocol.WindowUpdate
+	// A compressed Message's codec id and declared length.
+	compressed bool
+	codecID    uint8
+	origLen    uint32
 }
 
 // nextStream reads the next Message, End, Error or WindowUpdate frame,
@@ -205,6 +209,7 @@ func (c *rawClient) nextStream() streamFrame {
 			var m protocol.Message
 			require.NoError(c.t, protocol.ParseMessage(h, payload, lim, &m))
 			f.body = append([]byte(nil), m.Body...)
+			f.compressed, f.codecID, f.origLen = m.Compressed, m.CodecID, m.OriginalLength
 			mdOf(&m.Metadata)
 		case protocol.FrameEnd:
 			var e protocol.End
