@@ -173,9 +173,9 @@ func printErrors(w io.Writer, command string, err error) {
 
 // printDecodes prints what compressed traffic cost, when there was any.
 func printDecodes(w io.Writer, st server.Stats) {
-	if st.Decompressions == 0 && st.CompressedResponses == 0 {
+	if st.Decompressions == 0 && st.CompressedResponses == 0 && st.CompressedStreamMessages == 0 {
 		return
 	}
-	fmt.Fprintf(w, "sluice serve: decompressions=%d decoded-bytes=%d decode-failures=%d compressed-responses=%d\n",
-		st.Decompressions, st.DecodedBytes, st.DecodeFailures, st.CompressedResponses)
+	fmt.Fprintf(w, "sluice serve: decompressions=%d decoded-bytes=%d decode-failures=%d compressed-responses=%d compressed-stream-messages=%d\n",
+		st.Decompressions, st.DecodedBytes, st.DecodeFailures, st.CompressedResponses, st.CompressedStreamMessages)
 }

@@ -98,7 +98,7 @@ func TestServeAndCallCompressed(t *testing.T) {
 	assert.Equal(t, data+"\n", stdout)
 	cancel()
 	require.Equal(t, exitOK, <-done, errOut.String())
-	assert.Contains(t, out.String(), "sluice serve: decompressions=1 decoded-bytes=9200 decode-failures=0 compressed-responses=1\n")
+	assert.Contains(t, out.String(), "sluice serve: decompressions=1 decoded-bytes=9200 decode-failures=0 compressed-responses=1 compressed-stream-messages=0\n")
 }
 
 // TestServeConcurrencyLimitWithSleepers: six concurrent calls of a second
