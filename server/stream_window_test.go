@@ -34,13 +34,21 @@ func TestStreamWindowGrowsOnAdmission(t *testing.T) {
 	c.cancel(holder)
 	assert.ErrorIs(t, <-h.recvErr, context.Canceled)
 	<-h.entered // the queued stream runs
-	for {
+	// The holder's Error and the queued stream's growth, in either order:
+	// the holder gives back its permit before its Error is written.
+	var grown, holderEnded bool
+	for !grown || !holderEnded {
 		f := c.nextStream()
-		if f.typ == protocol.FrameWindowUpdate && f.id == queued {
+		switch {
+		case f.typ == protocol.FrameWindowUpdate && f.id == queued:
+			require.False(t, grown, "a second growth")
 			assert.Equal(t, protocol.WindowUpdate{Growth: grow}, f.wu)
-			break
+			grown = true
+		case f.typ == protocol.FrameError && f.id == holder:
+			holderEnded = true
+		default:
+			require.True(t, f.typ == protocol.FrameWindowUpdate && f.id == 0, "unexpected %+v", f)
 		}
-		require.True(t, f.id == holder || f.id == 0, "unexpected %+v", f)
 	}
 	// The growth is credit: the client fills it, and the server stays.
 	c.msg(queued, make([]byte, grow), false)
