@@ -141,9 +141,9 @@ type Governor struct {
 
 // Compression is what the server accepts and how it compresses.
 type Compression struct {
-	// Off disables compression: nothing is accepted, a compressed request
+	// Disabled turns compression off: nothing is accepted, a compressed request
 	// is refused on its call. Default false.
-	Off bool `yaml:"off" default:"false"`
+	Disabled bool `yaml:"disabled" default:"false"`
 	// Codecs are the built-in profiles accepted, by name (zstd, s2,
 	// gzip, br), distinct. Absent: every built-in, in the order zstd,
 	// s2, gzip, br.

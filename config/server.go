@@ -276,7 +276,7 @@ func limitSpec(ps *problems, path string, l Limit) (spi.Spec, spi.Class, bool) {
 
 func compression(ps *problems, c *Compression) codecs.Config {
 	const base = "server.compression"
-	out := codecs.Config{Off: c.Off, DecodeRatio: c.DecodeRatio, DecodeFloor: int(c.DecodeFloor)}
+	out := codecs.Config{Off: c.Disabled, DecodeRatio: c.DecodeRatio, DecodeFloor: int(c.DecodeFloor)}
 	if c.Codecs != nil {
 		out.Codecs = []spi.Codec{}
 		seen := map[string]bool{}
@@ -295,8 +295,8 @@ func compression(ps *problems, c *Compression) codecs.Config {
 			}
 			seen[name] = true
 		}
-		if len(c.Codecs) == 0 && !c.Off {
-			ps.add(base+".codecs", "empty: list at least one codec, or set off: true")
+		if len(c.Codecs) == 0 && !c.Disabled {
+			ps.add(base+".codecs", "empty: list at least one codec, or set disabled: true")
 		}
 	}
 	if c.Policy != nil {
