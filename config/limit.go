@@ -23,25 +23,25 @@ type Limit struct {
 	// Limit is the concurrent requests admitted (concurrency) or the
 	// units a window admits (fixed_window, sliding_window). Required for
 	// those kinds; at least 1.
-	Limit *int64 `yaml:"limit" default:"required"`
+	Limit *int64 `yaml:"limit" default:"required by its kinds"`
 	// TokenLimit is a token bucket's capacity (token_bucket). Required;
 	// at least 1.
-	TokenLimit *int64 `yaml:"token_limit" default:"required"`
+	TokenLimit *int64 `yaml:"token_limit" default:"required by its kind"`
 	// TokensPerPeriod is the refill per period (token_bucket). Required;
 	// at least 1.
-	TokensPerPeriod *int64 `yaml:"tokens_per_period" default:"required"`
+	TokensPerPeriod *int64 `yaml:"tokens_per_period" default:"required by its kind"`
 	// Period is the refill period (token_bucket). Required; at least
 	// 1µs.
-	Period *Duration `yaml:"period" default:"required"`
+	Period *Duration `yaml:"period" default:"required by its kind"`
 	// Continuous refills continuously instead of at period boundaries
 	// (token_bucket). Default false.
 	Continuous *bool `yaml:"continuous" default:"false"`
 	// Window is the window length (fixed_window, sliding_window).
 	// Required; at least 1µs.
-	Window *Duration `yaml:"window" default:"required"`
+	Window *Duration `yaml:"window" default:"required by its kinds"`
 	// Segments divide a sliding window (sliding_window). Required; at
 	// least 2 and must divide window exactly.
-	Segments *int64 `yaml:"segments" default:"required"`
+	Segments *int64 `yaml:"segments" default:"required by its kind"`
 }
 
 // kindParams lists the parameters (document keys) each kind takes.

@@ -103,7 +103,7 @@ func TestSizes(t *testing.T) {
 			t.Errorf("%s: %d, want %d", in, got, want)
 		}
 	}
-	for _, in := range []string{"\"KiB\"", "\"1kib\"", "\"1 KB\"", "\"+1KiB\"", "\"1_000B\"", "\"0x10KiB\"", "1.5", "true", "\"\""} {
+	for _, in := range []string{"\"KiB\"", "\"1kib\"", "\"1 KB\"", "\"+1KiB\"", "\"1_000B\"", "\" 1KiB\"", "\"1  KiB\"", "\"1KiB \"", "\"99999999999999999999B\"", "\"0x10KiB\"", "1.5", "true", "\"\""} {
 		if _, err := config.Parse([]byte("version: 1\nserver:\n  governor:\n    decoded_bytes: "+in+"\n"), ""); err == nil {
 			t.Errorf("%s: accepted", in)
 		}

@@ -32,8 +32,9 @@ func parseDuration(s string) (Duration, error) {
 
 // Size is a non-negative number of bytes, written in a document as an
 // integer or as a string of a decimal integer and a binary unit: B, KiB,
-// MiB, GiB or TiB ("64KiB", "1MiB"). Decimal units (KB, MB) are rejected
-// as ambiguous, and so are fractions.
+// MiB, GiB or TiB, optionally after one space ("64KiB", "1 MiB").
+// Decimal units (KB, MB) are rejected as ambiguous, and so are fractions
+// and signs.
 type Size int64
 
 var sizeUnits = []struct {
@@ -51,16 +52,16 @@ func parseSize(s string) (Size, error) {
 		if !ok {
 			continue
 		}
-		num = strings.TrimSpace(num)
-		if num == "" || strings.ContainsAny(num, "+_") {
+		num = strings.TrimSuffix(num, " ")
+		if neg, ok := strings.CutPrefix(num, "-"); ok && digits(neg) {
+			return 0, fmt.Errorf("must not be negative, got %q", s)
+		}
+		if !digits(num) {
 			return bad()
 		}
 		n, err := strconv.ParseInt(num, 10, 64)
 		if err != nil {
-			return bad()
-		}
-		if n < 0 {
-			return 0, fmt.Errorf("must not be negative, got %q", s)
+			return 0, fmt.Errorf("size %q overflows 64 bits", s)
 		}
 		if n > math.MaxInt64>>u.shift {
 			return 0, fmt.Errorf("size %q overflows 64 bits", s)
@@ -77,4 +78,17 @@ func (s Size) String() string {
 		}
 	}
 	return strconv.FormatInt(int64(s), 10)
+}
+
+// digits reports whether s is a non-empty run of ASCII digits.
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
