@@ -25,16 +25,20 @@ type Server struct {
 	// Admission is the admission program (kernel.Options). Absent:
 	// admission disabled, every request admitted.
 	Admission *Admission `yaml:"admission" default:"disabled"`
-	// Calls bounds calls in flight (server.CallCapacity).
+	// Calls bounds calls in flight (server.CallCapacity). Absent: the
+	// defaults of its fields.
 	Calls *Calls `yaml:"calls"`
-	// Connections bounds connections (server.ConnectionLimits).
+	// Connections bounds connections (server.ConnectionLimits). Absent:
+	// the defaults of its fields.
 	Connections *Connections `yaml:"connections"`
 	// Governor bounds what compressed requests cost (governor.Limits).
+	// Absent: the defaults of its fields.
 	Governor *Governor `yaml:"governor"`
 	// Compression is what the server accepts and answers with
-	// (codecs.Config).
+	// (codecs.Config). Absent: the defaults of its fields (every
+	// built-in codec accepted).
 	Compression *Compression `yaml:"compression"`
-	// Streams configures streams.
+	// Streams configures streams. Absent: the defaults of its fields.
 	Streams *Streams `yaml:"streams"`
 }
 
@@ -148,7 +152,8 @@ type Compression struct {
 	// gzip, br), distinct. Absent: every built-in, in the order zstd,
 	// s2, gzip, br.
 	Codecs []string `yaml:"codecs" default:"[zstd, s2, gzip, br]"`
-	// Policy decides which responses are compressed.
+	// Policy decides which responses are compressed. Absent: the
+	// defaults of its fields.
 	Policy *CompressionPolicy `yaml:"policy"`
 	// Methods overrides policy per method, by "service/method". Absent:
 	// none.

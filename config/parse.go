@@ -2,11 +2,13 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"io"
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -127,7 +129,7 @@ func (doc *Document) checkShape(ps *problems) {
 		switch ep.Mode {
 		case "", "disabled":
 			if ep.CircuitBreaker != nil {
-				ps.add("client.endpoint_policy.circuit_breaker", "applies to mode circuit_breaker only (mode is %q)", cmpOr(ep.Mode, "disabled"))
+				ps.add("client.endpoint_policy.circuit_breaker", "applies to mode circuit_breaker only (mode is %q)", cmp.Or(ep.Mode, "disabled"))
 			}
 		case "circuit_breaker":
 		default:
@@ -149,25 +151,9 @@ func checkLimits(ps *problems, path string, limits []Limit) {
 			continue
 		}
 		for _, key := range l.present() {
-			if !contains(want, key) {
+			if !slices.Contains(want, key) {
 				ps.add(p+"."+key, "not a parameter of kind %s (it takes %s)", l.Kind, strings.Join(want, ", "))
 			}
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -140,6 +140,8 @@ func admission(ps *problems, a *Admission, sel Selectors) *kernel.Options {
 			ps.add(pb+".selector", "required: the name of a selector the program registers (%s)", selectorNames(sel))
 		case !ok:
 			ps.add(pb+".selector", "unknown selector %q (registered: %s)", p.Selector, selectorNames(sel))
+		case s.Name == "" || s.Key == nil:
+			ps.add(pb+".selector", "selector %q is registered without a Name or a Key (a program error)", p.Selector)
 		default:
 			pp.Selector = s
 		}
