@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -67,12 +68,7 @@ func (doc *Document) ServerSettings(sel Selectors) (ServerSettings, error) {
 	}
 	if c := s.Connections; c != nil {
 		out.Connections = server.ConnectionLimits{MaxConnections: c.MaxConnections, MaxHandshakes: c.MaxHandshakes, MaxHandshakesPerAddress: c.MaxHandshakesPerAddress}
-		if c.MaxConnections > 0 && c.MaxHandshakes > c.MaxConnections {
-			ps.add("server.connections.max_handshakes", "must be at most max_connections (%d), got %d", c.MaxConnections, c.MaxHandshakes)
-		}
-		if c.MaxHandshakes > 0 && c.MaxHandshakesPerAddress > c.MaxHandshakes {
-			ps.add("server.connections.max_handshakes_per_address", "must be at most max_handshakes (%d), got %d", c.MaxHandshakes, c.MaxHandshakesPerAddress)
-		}
+		connections(ps, c)
 	}
 	if g := s.Governor; g != nil {
 		out.Governor = governor.Limits{Decodes: int64(g.Decodes), RetainedBytes: int64(g.RetainedBytes), DecodedBytes: int64(g.DecodedBytes), StreamBytes: int64(g.StreamBytes)}
@@ -333,4 +329,41 @@ func policy(ps *problems, path string, p CompressionPolicy) codecs.Policy {
 		ps.add(path+".min_saving_percent", "must be in [0, 99], got %d", p.MinSavingPercent)
 	}
 	return codecs.Policy{MinSize: int(p.MinSize), MinSaving: int(p.MinSaving), MinSavingPercent: p.MinSavingPercent}
+}
+
+// The server's connection limit defaults (server.ConnectionLimits).
+const (
+	defaultMaxConnections          = 1024
+	defaultMaxHandshakes           = 64
+	defaultMaxHandshakesPerAddress = 8
+	maxConnections                 = math.MaxInt32
+)
+
+// connections checks c as the server does: a zero field takes its
+// default, a smaller bound's default is at most the larger bound given,
+// and each bound is at most the one that contains it.
+func connections(ps *problems, c *Connections) {
+	const base = "server.connections"
+	mc := cmp.Or(c.MaxConnections, defaultMaxConnections)
+	hs, hsNote := c.MaxHandshakes, ""
+	if hs == 0 {
+		hs, hsNote = min(defaultMaxHandshakes, mc), ", its default"
+	}
+	per := c.MaxHandshakesPerAddress
+	if per == 0 {
+		per = min(defaultMaxHandshakesPerAddress, hs)
+	}
+	mcNote := ""
+	if c.MaxConnections == 0 {
+		mcNote = ", its default"
+	}
+	if mc > maxConnections {
+		ps.add(base+".max_connections", "must be at most %d, got %d", maxConnections, mc)
+	}
+	if hs > mc {
+		ps.add(base+".max_handshakes", "must be at most max_connections (%d%s), got %d", mc, mcNote, hs)
+	}
+	if per > hs {
+		ps.add(base+".max_handshakes_per_address", "must be at most max_handshakes (%d%s), got %d", hs, hsNote, per)
+	}
 }
