@@ -149,8 +149,9 @@ type Compression struct {
 	// is refused on its call. Default false.
 	Disabled bool `yaml:"disabled" default:"false"`
 	// Codecs are the built-in profiles accepted, by name (zstd, s2,
-	// gzip, br), distinct. Absent: every built-in, in the order zstd,
-	// s2, gzip, br.
+	// gzip, br), distinct, in preference order; an empty list is an
+	// error (set disabled instead). Absent: every built-in, in the order
+	// zstd, s2, gzip, br.
 	Codecs []string `yaml:"codecs" default:"[zstd, s2, gzip, br]"`
 	// Policy decides which responses are compressed. Absent: the
 	// defaults of its fields.
