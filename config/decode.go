@@ -128,8 +128,8 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, signed bool)
 		}
 		m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
 		seen := map[string]bool{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			kn, vn := n.Content[i], n.Content[i+1]
+		for _, kv := range d.pairs(n, path) {
+			kn, vn := kv[0], kv[1]
 			if kn.Kind != yaml.ScalarNode || kn.ShortTag() != "!!str" {
 				d.ps.addAt(path, position{kn.Line, kn.Column}, "keys must be strings, got %s", kindName(kn))
 				continue
@@ -225,8 +225,8 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 	}
 	t := v.Type()
 	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		kn, vn := n.Content[i], n.Content[i+1]
+	for _, kv := range d.pairs(n, path) {
+		kn, vn := kv[0], kv[1]
 		at := position{kn.Line, kn.Column}
 		if kn.Kind != yaml.ScalarNode || kn.ShortTag() != "!!str" {
 			d.ps.addAt(path, at, "keys must be strings, got %s", kindName(kn))
@@ -257,4 +257,59 @@ func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 		}
 	}
 	return reflect.StructField{}, false
+}
+
+// pairs returns the key and value nodes of mapping n with YAML merge keys
+// ("<<: *defaults") expanded: a key of n itself overrides a merged one,
+// and of several merged mappings the earlier wins, as YAML specifies.
+// Repeated keys of n itself are kept, for the caller to report.
+func (d *decoder) pairs(n *yaml.Node, path string) [][2]*yaml.Node {
+	var own, merged [][2]*yaml.Node
+	has := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		if kn.Kind == yaml.ScalarNode && kn.ShortTag() == "!!merge" {
+			merged = append(merged, d.mergeSources(vn, path)...)
+			continue
+		}
+		own = append(own, [2]*yaml.Node{kn, vn})
+		if kn.Kind == yaml.ScalarNode {
+			has[kn.Value] = true
+		}
+	}
+	out := own
+	for _, kv := range merged {
+		if kv[0].Kind == yaml.ScalarNode && !has[kv[0].Value] {
+			has[kv[0].Value] = true
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// mergeSources returns the pairs a merge key's value brings: one mapping
+// or a sequence of mappings (aliases followed), each expanded in turn.
+func (d *decoder) mergeSources(v *yaml.Node, path string) [][2]*yaml.Node {
+	for v.Kind == yaml.AliasNode {
+		v = v.Alias
+	}
+	switch v.Kind {
+	case yaml.MappingNode:
+		return d.pairs(v, path)
+	case yaml.SequenceNode:
+		var out [][2]*yaml.Node
+		for _, e := range v.Content {
+			for e.Kind == yaml.AliasNode {
+				e = e.Alias
+			}
+			if e.Kind != yaml.MappingNode {
+				d.ps.addAt(path, position{e.Line, e.Column}, "a merge key (<<) takes mappings, got %s", kindName(e))
+				continue
+			}
+			out = append(out, d.pairs(e, path)...)
+		}
+		return out
+	}
+	d.ps.addAt(path, position{v.Line, v.Column}, "a merge key (<<) takes a mapping or a sequence of mappings, got %s", kindName(v))
+	return nil
 }

@@ -145,3 +145,45 @@ func TestDefaults(t *testing.T) {
 		t.Fatalf("ClientSettings = %+v, %v; want the zero (default) breaker options", c.CircuitBreaker, err)
 	}
 }
+
+// Anchors, aliases and merge keys work as YAML specifies: a key of the
+// mapping overrides a merged one; errors in merged values are located
+// where the value is written.
+func TestAnchorsAndMerges(t *testing.T) {
+	doc, err := config.Parse([]byte(`version: 1
+server:
+  admission:
+    services:
+      echo: &rule
+        limits:
+          - &small {kind: concurrency, limit: 4}
+      ping: *rule
+    methods:
+      "echo/Say":
+        limits:
+          - <<: *small
+            limit: 2
+          - <<: [{kind: fixed_window, limit: 1}, {limit: 9, window: 1s}]
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := doc.Server.Admission
+	if got := *a.Services["ping"].Limits[0].Limit; got != 4 {
+		t.Errorf("aliased rule limit = %d, want 4", got)
+	}
+	say := a.Methods["echo/Say"].Limits
+	if say[0].Kind != "concurrency" || *say[0].Limit != 2 {
+		t.Errorf("merged limit = %s %d, want concurrency 2 (the key of the mapping wins)", say[0].Kind, *say[0].Limit)
+	}
+	if say[1].Kind != "fixed_window" || *say[1].Limit != 1 || say[1].Window.Std().String() != "1s" {
+		t.Errorf("merged limit = %+v, want fixed_window 1 per 1s (the earlier mapping wins)", say[1])
+	}
+	_, err = config.Parse([]byte("version: 1\nx: &bad {per_server: nope}\nserver:\n  calls:\n    <<: *bad\n"), "")
+	checkProblems(t, err, []want{
+		{"x", 2, 1, `unknown field "x"`},
+		{"server.calls.per_server", 2, 22, "want an integer"},
+	})
+	_, err = config.Parse([]byte("version: 1\nserver:\n  calls:\n    <<: 3\n"), "")
+	checkProblems(t, err, []want{{"server.calls", 4, 9, "a merge key (<<) takes a mapping"}})
+}
