@@ -3,9 +3,8 @@ package config
 // Version is the only document version this package reads.
 const Version = 1
 
-// Document is one configuration document. Its zero sections select every
-// default; positions of the values Parse read are kept for the errors of
-// the conversions.
+// Document is one configuration document. An absent section selects
+// every default of its fields.
 type Document struct {
 	// Version of the document format. Required; must be 1.
 	Version int `yaml:"version" default:"required"`
@@ -16,6 +15,8 @@ type Document struct {
 	// client default.
 	Client *Client `yaml:"client"`
 
+	// pos are the positions of the values Parse read, and name the
+	// document's name, for the errors of the conversions.
 	pos  positions
 	name string
 }

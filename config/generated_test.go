@@ -140,7 +140,7 @@ func TestReferenceCoversSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	sections := map[string]string{}
-	for _, s := range strings.Split(string(docs), "\n### ")[1:] {
+	for _, s := range strings.Split(string(docs), "\n#### ")[1:] {
 		name, body, _ := strings.Cut(s, "\n")
 		sections[name] = body
 	}

@@ -21,7 +21,7 @@ func Markdown(schema []byte) (string, error) {
 	var b strings.Builder
 	for _, name := range r.order {
 		def := r.def(name)
-		fmt.Fprintf(&b, "### %s\n\n", name)
+		fmt.Fprintf(&b, "#### %s\n\n", name)
 		if d, _ := def["description"].(string); d != "" {
 			b.WriteString(d + "\n\n")
 		}
