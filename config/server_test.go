@@ -1,6 +1,8 @@
 package config_test
 
 import (
+	"errors"
+	"io/fs"
 	"testing"
 
 	"github.com/sluicerpc/sluice/config"
@@ -94,4 +96,27 @@ func TestClientSettingsErrors(t *testing.T) {
 	}
 	_, err = doc.ClientSettings()
 	checkProblems(t, err, []want{{"client.endpoint_policy.circuit_breaker.failure_ratio", 6, 22, "must be in (0, 1]"}})
+}
+
+// A document built in Go is checked the same way; its problems have no
+// position.
+func TestServerSettingsOfAGoDocument(t *testing.T) {
+	doc := &config.Document{Version: 1, Server: &config.Server{
+		Calls:     &config.Calls{PerServer: 3_000_000},
+		Admission: &config.Admission{Global: &config.Rule{Limits: []config.Limit{{Kind: "leaky"}}}},
+	}}
+	_, err := doc.ServerSettings(nil)
+	checkProblems(t, err, []want{
+		{"server.admission.global.limits[0].kind", 0, 0, `unknown limit kind "leaky"`},
+		{"server.calls.per_server", 0, 0, "must be at most 2097151"},
+	})
+	if got := err.Error(); got != "config: server.admission.global.limits[0].kind: unknown limit kind \"leaky\"\nconfig: server.calls.per_server: must be at most 2097151, got 3000000" {
+		t.Errorf("Error() = %q", got)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	if _, err := config.Load("testdata/no-such-file.yaml"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Load of a missing file: %v, want fs.ErrNotExist", err)
+	}
 }
