@@ -1,0 +1,315 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// decoder fills Go values from a yaml.Node tree strictly, recording every
+// problem (with its path and position) and the position of every value.
+type decoder struct {
+	ps *problems
+}
+
+var (
+	durationType = reflect.TypeFor[Duration]()
+	sizeType     = reflect.TypeFor[Size]()
+)
+
+// fieldKey returns the document key of a struct field, "" for a field the
+// document does not have.
+func fieldKey(f reflect.StructField) string {
+	if !f.IsExported() {
+		return ""
+	}
+	k, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return k
+}
+
+// keysOf lists the document keys of struct type t.
+func keysOf(t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		if k := fieldKey(f); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a sequence"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!str":
+			return fmt.Sprintf("the string %q", n.Value)
+		case "!!int", "!!float":
+			return "the number " + n.Value
+		case "!!bool":
+			return "the boolean " + n.Value
+		case "!!null":
+			return "null"
+		}
+		return fmt.Sprintf("%s %q", n.ShortTag(), n.Value)
+	}
+	return "an unsupported node"
+}
+
+// value decodes n into v (settable) at path. signed allows a negative
+// integer.
+func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, signed bool) {
+	for n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	d.ps.pos[path] = position{n.Line, n.Column}
+	if isNull(n) {
+		return // absent: the zero value
+	}
+	bad := func(want string) { d.ps.add(path, "want %s, got %s", want, kindName(n)) }
+	switch v.Type() {
+	case durationType:
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+			bad("a duration string such as \"250ms\"")
+			return
+		}
+		dur, err := parseDuration(n.Value)
+		if err != nil {
+			d.ps.add(path, "%v", err)
+			return
+		}
+		v.SetInt(int64(dur))
+		return
+	case sizeType:
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+			s, err := parseSize(n.Value)
+			if err != nil {
+				d.ps.add(path, "%v", err)
+				return
+			}
+			v.SetInt(int64(s))
+			return
+		}
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+			bad("a size (bytes, or a string such as \"64KiB\")")
+			return
+		}
+		i, ok := d.integer(n, path, math.MaxInt64)
+		if ok && i < 0 && !signed {
+			d.ps.add(path, "must not be negative, got %d", i)
+			return
+		}
+		v.SetInt(i)
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		e := reflect.New(v.Type().Elem())
+		d.value(n, e.Elem(), path, signed)
+		v.Set(e)
+	case reflect.Struct:
+		d.mapping(n, v, path)
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			bad("a mapping")
+			return
+		}
+		m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
+		seen := map[string]bool{}
+		for _, kv := range d.pairs(n, path) {
+			kn, vn := kv[0], kv[1]
+			if kn.Kind != yaml.ScalarNode || kn.ShortTag() != "!!str" {
+				d.ps.addAt(path, position{kn.Line, kn.Column}, "keys must be strings, got %s", kindName(kn))
+				continue
+			}
+			p := fmt.Sprintf("%s[%q]", path, kn.Value)
+			if seen[kn.Value] {
+				d.ps.addAt(p, position{kn.Line, kn.Column}, "key %q given twice", kn.Value)
+				continue
+			}
+			seen[kn.Value] = true
+			e := reflect.New(v.Type().Elem()).Elem()
+			d.value(vn, e, p, false)
+			m.SetMapIndex(reflect.ValueOf(kn.Value), e)
+		}
+		v.Set(m)
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			bad("a sequence")
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, en := range n.Content {
+			d.value(en, s.Index(i), fmt.Sprintf("%s[%d]", path, i), false)
+		}
+		v.Set(s)
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+			bad("a string")
+			return
+		}
+		v.SetString(n.Value)
+	case reflect.Bool:
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
+			bad("true or false")
+			return
+		}
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			d.ps.add(path, "%v", err)
+			return
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+			bad("an integer")
+			return
+		}
+		most := int64(math.MaxInt64)
+		if v.Kind() == reflect.Int {
+			most = math.MaxInt
+		}
+		i, ok := d.integer(n, path, most)
+		if !ok {
+			return
+		}
+		if i < 0 && !signed {
+			d.ps.add(path, "must not be negative, got %d", i)
+			return
+		}
+		v.SetInt(i)
+	case reflect.Float64:
+		if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!float" && n.ShortTag() != "!!int") {
+			bad("a number")
+			return
+		}
+		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			d.ps.add(path, "want a finite number, got %q", n.Value)
+			return
+		}
+		v.SetFloat(f)
+	default:
+		panic("config: unsupported field type " + v.Type().String())
+	}
+}
+
+// integer reads an !!int scalar within [-most-1, most].
+func (d *decoder) integer(n *yaml.Node, path string, most int64) (int64, bool) {
+	var i int64
+	if err := n.Decode(&i); err != nil || i > most || i < -most-1 {
+		d.ps.add(path, "integer %s out of range", n.Value)
+		return 0, false
+	}
+	return i, true
+}
+
+// mapping decodes a mapping node into struct v: unknown and repeated keys
+// are problems.
+func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.ps.add(path, "want a mapping, got %s", kindName(n))
+		return
+	}
+	t := v.Type()
+	seen := map[string]bool{}
+	for _, kv := range d.pairs(n, path) {
+		kn, vn := kv[0], kv[1]
+		at := position{kn.Line, kn.Column}
+		if kn.Kind != yaml.ScalarNode || kn.ShortTag() != "!!str" {
+			d.ps.addAt(path, at, "keys must be strings, got %s", kindName(kn))
+			continue
+		}
+		p := kn.Value
+		if path != "" {
+			p = path + "." + kn.Value
+		}
+		f, ok := fieldByKey(t, kn.Value)
+		if !ok {
+			d.ps.addAt(p, at, "unknown field %q (known: %s)", kn.Value, strings.Join(keysOf(t), ", "))
+			continue
+		}
+		if seen[kn.Value] {
+			d.ps.addAt(p, at, "field %q given twice", kn.Value)
+			continue
+		}
+		seen[kn.Value] = true
+		d.value(vn, v.FieldByIndex(f.Index), p, f.Tag.Get("signed") == "true")
+	}
+}
+
+func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+	for f := range t.Fields() {
+		if fieldKey(f) == key {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// pairs returns the key and value nodes of mapping n with YAML merge keys
+// ("<<: *defaults") expanded: a key of n itself overrides a merged one,
+// and of several merged mappings the earlier wins, as YAML specifies.
+// Repeated keys of n itself are kept, for the caller to report.
+func (d *decoder) pairs(n *yaml.Node, path string) [][2]*yaml.Node {
+	var own, merged [][2]*yaml.Node
+	has := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		if kn.Kind == yaml.ScalarNode && kn.ShortTag() == "!!merge" {
+			merged = append(merged, d.mergeSources(vn, path)...)
+			continue
+		}
+		own = append(own, [2]*yaml.Node{kn, vn})
+		if kn.Kind == yaml.ScalarNode {
+			has[kn.Value] = true
+		}
+	}
+	out := own
+	for _, kv := range merged {
+		if kv[0].Kind == yaml.ScalarNode && !has[kv[0].Value] {
+			has[kv[0].Value] = true
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// mergeSources returns the pairs a merge key's value brings: one mapping
+// or a sequence of mappings (aliases followed), each expanded in turn.
+func (d *decoder) mergeSources(v *yaml.Node, path string) [][2]*yaml.Node {
+	for v.Kind == yaml.AliasNode {
+		v = v.Alias
+	}
+	switch v.Kind {
+	case yaml.MappingNode:
+		return d.pairs(v, path)
+	case yaml.SequenceNode:
+		var out [][2]*yaml.Node
+		for _, e := range v.Content {
+			for e.Kind == yaml.AliasNode {
+				e = e.Alias
+			}
+			if e.Kind != yaml.MappingNode {
+				d.ps.addAt(path, position{e.Line, e.Column}, "a merge key (<<) takes mappings, got %s", kindName(e))
+				continue
+			}
+			out = append(out, d.pairs(e, path)...)
+		}
+		return out
+	}
+	d.ps.addAt(path, position{v.Line, v.Column}, "a merge key (<<) takes a mapping or a sequence of mappings, got %s", kindName(v))
+	return nil
+}

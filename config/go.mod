@@ -1,0 +1,38 @@
+module github.com/sluicerpc/sluice/config
+
+go 1.26.0
+
+require (
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/sluicerpc/sluice/codecs v0.0.0
+	github.com/sluicerpc/sluice/endpointpolicy v0.0.0
+	github.com/sluicerpc/sluice/kernel v0.0.0
+	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0
+	github.com/sluicerpc/sluice/limiters/tokenbucket v0.0.0
+	github.com/sluicerpc/sluice/limiters/window v0.0.0
+	github.com/sluicerpc/sluice/protocol v0.0.0
+	github.com/sluicerpc/sluice/server v0.0.0
+	github.com/sluicerpc/sluice/spi v0.0.0
+	go.yaml.in/yaml/v3 v3.0.6
+)
+
+require (
+	github.com/andybalholm/brotli v1.3.0 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
+	github.com/sluicerpc/sluice/message v0.0.0 // indirect
+	golang.org/x/text v0.14.0 // indirect
+)
+
+replace (
+	github.com/sluicerpc/sluice/codecs => ../codecs
+	github.com/sluicerpc/sluice/conformance => ../conformance
+	github.com/sluicerpc/sluice/endpointpolicy => ../endpointpolicy
+	github.com/sluicerpc/sluice/kernel => ../kernel
+	github.com/sluicerpc/sluice/limiters/concurrency => ../limiters/concurrency
+	github.com/sluicerpc/sluice/limiters/tokenbucket => ../limiters/tokenbucket
+	github.com/sluicerpc/sluice/limiters/window => ../limiters/window
+	github.com/sluicerpc/sluice/message => ../message
+	github.com/sluicerpc/sluice/protocol => ../protocol
+	github.com/sluicerpc/sluice/server => ../server
+	github.com/sluicerpc/sluice/spi => ../spi
+)
