@@ -42,7 +42,7 @@ func TestPlanMatchesTheUpdate(t *testing.T) {
 	after := kernel.Options{
 		Global: conc(5), // grown, with 2 active
 		Methods: map[string]kernel.Rule{
-			echoSay:   {Limits: []spi.Spec{window.FixedSpec(50, time.Hour)}}, // algorithm replaced
+			echoSay:   {Limits: []spi.Spec{window.FixedSpec(50, time.Hour)}},   // algorithm replaced
 			echoShout: {Limits: []spi.Spec{tokenbucket.Spec(7, 7, time.Hour)}}, // kept
 			// math/Add removed
 		},
