@@ -46,8 +46,9 @@ echo "deps.sh: installing ${missing_pkgs[*]} (for ${missing_cmds[*]})"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 install() {
-	"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing_pkgs[@]}" >>"$log" 2>&1
+	"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends -o DPkg::Lock::Timeout=120 "${missing_pkgs[@]}" >>"$log" 2>&1
 }
+# DPkg::Lock::Timeout waits for another apt run to finish instead of failing.
 # An install from stale or absent package lists fails; refresh them once
 # and try again.
 if ! install; then
