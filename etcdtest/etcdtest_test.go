@@ -3,6 +3,7 @@ package etcdtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -185,5 +186,33 @@ func TestStartReportsEarlyExit(t *testing.T) {
 	}
 	if !strings.Contains(s.log(), "not a directory") {
 		t.Fatalf("etcd's log does not say its data dir is not a directory:\n%s", s.log())
+	}
+}
+
+// errRecorder is t with Errorf recorded instead of failing t.
+type errRecorder struct {
+	testing.TB
+	errs []string
+}
+
+func (r *errRecorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// TestStopReportsCrash kills etcd behind the Server's back: Stop fails
+// the test, saying etcd exited on its own and how.
+func TestStopReportsCrash(t *testing.T) {
+	s := Start(t)
+	rec := &errRecorder{TB: t}
+	s.t = rec
+	p := s.proc
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	s.Stop()
+	s.t = t
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "etcd exited before Stop") || !strings.Contains(rec.errs[0], "killed") {
+		t.Fatalf("Stop after a crash reported %q, want one error saying etcd exited before Stop (killed)", rec.errs)
 	}
 }
