@@ -216,3 +216,36 @@ func TestStopReportsCrash(t *testing.T) {
 		t.Fatalf("Stop after a crash reported %q, want one error saying etcd exited before Stop (killed)", rec.errs)
 	}
 }
+
+// TestStartRetriesATakenPort makes the first ports Start picks include one
+// another listener holds: etcd cannot bind it and exits, and Start picks
+// new ports and serves.
+func TestStartRetriesATakenPort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	takenPort := taken.Addr().(*net.TCPAddr).Port
+	calls := 0
+	pickPorts = func(n int) ([]int, error) {
+		calls++
+		ports, err := freePorts(n)
+		if calls == 1 && err == nil {
+			ports[0] = takenPort
+		}
+		return ports, err
+	}
+	defer func() { pickPorts = freePorts }()
+	s := Start(t)
+	if calls != 2 {
+		t.Fatalf("Start picked ports %d times, want 2", calls)
+	}
+	if want := fmt.Sprintf("http://127.0.0.1:%d", takenPort); s.Endpoints()[0] == want {
+		t.Fatalf("Start serves on the taken port %s", want)
+	}
+	cli := client(t, s)
+	if _, err := cli.Put(ctx(t), "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -87,17 +87,19 @@ func Start(t testing.TB) *Server {
 	}
 	t.Cleanup(s.Stop)
 	for attempt := 1; ; attempt++ {
-		ports, err := freePorts(2)
+		ports, err := pickPorts(2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.clientURL = fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 		s.peerURL = fmt.Sprintf("http://127.0.0.1:%d", ports[1])
+		logStart := s.logSize()
 		err = s.start()
 		if err == nil {
 			return s
 		}
-		if attempt == startAttempts || !errors.Is(err, errExited) || !strings.Contains(s.log(), "address already in use") {
+		inUse := strings.Contains(s.logFrom(logStart), "address already in use")
+		if attempt == startAttempts || !errors.Is(err, errExited) || !inUse {
 			t.Fatalf("%v\netcd's log (%s):\n%s", err, s.logPath, s.log())
 		}
 		// A port was taken between freePorts and etcd's bind: start over
@@ -149,6 +151,10 @@ func (s *Server) Restart() {
 		s.t.Fatalf("%v\netcd's log (%s):\n%s", err, s.logPath, s.log())
 	}
 }
+
+// pickPorts chooses the client and peer ports; tests replace it to make a
+// port taken.
+var pickPorts = freePorts
 
 // errExited marks a start that failed because etcd exited.
 var errExited = errors.New("etcdtest: etcd exited before it served")
@@ -280,6 +286,24 @@ func environ() []string {
 		}
 	}
 	return env
+}
+
+// logSize is the length of etcd's log so far (0 before the first start).
+func (s *Server) logSize() int64 {
+	fi, err := os.Stat(s.logPath)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// logFrom returns etcd's log from offset on: what one start wrote.
+func (s *Server) logFrom(offset int64) string {
+	b, err := os.ReadFile(s.logPath)
+	if err != nil || int64(len(b)) < offset {
+		return ""
+	}
+	return string(b[offset:])
 }
 
 // log returns the end of etcd's log, for failure messages.
