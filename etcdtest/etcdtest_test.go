@@ -15,7 +15,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
-	"go.uber.org/zap"
 )
 
 // TestMain fails the package if any test leaves a goroutine behind (the
@@ -25,7 +24,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // client returns an etcd client on s, closed at t's cleanup.
 func client(t *testing.T, s *Server) *clientv3.Client {
 	t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: s.Endpoints(), Logger: zap.NewNop()})
+	cli, err := clientv3.New(s.ClientConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
