@@ -5,16 +5,21 @@ MODULES := $(shell $(GO) list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)/||" | sort)
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
-.PHONY: all test conformance bench bench-reload bench-plugin bench-compare lint tidy demo modules check-work
+.PHONY: all deps test conformance bench bench-reload bench-plugin bench-compare lint tidy demo modules check-work
 
 all: lint test
 
 modules:
 	@printf '%s\n' $(MODULES)
 
+## deps: install the programs the tests run for real (etcd, ...) when they
+## are missing; quiet and fast when they are present.
+deps:
+	@bash scripts/deps.sh
+
 ## test: every module's tests, with the race detector, then the
-## conformance summary.
-test: check-work
+## conformance summary. Installs the test dependencies first (deps).
+test: deps check-work
 	@set -e; for m in $(MODULES); do \
 		echo "== go test -race $$m"; \
 		(cd $$m && $(GO) test -race -count=1 -timeout 20m ./...); \
