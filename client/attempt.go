@@ -200,12 +200,8 @@ func (c *Client) attemptOnce(ctx context.Context, ep *endpoint, method string, b
 
 	cl.req = protocol.Request{Service: rt.service, Method: rt.method, OneWay: oneWay, Cancellable: !oneWay && cn.caps.Has(protocol.CapCancel)}
 	cl.setBody(cn, body) // compressed per the call's policy (compress_request.go)
-	if dl, ok := ctx.Deadline(); ok {
-		budget := time.Until(dl)
-		if budget <= 0 {
-			return outcomeDeadlineExceeded, context.DeadlineExceeded
-		}
-		cl.req.Budget, cl.req.HasBudget = max(budget, time.Microsecond), true
+	if !cl.setBudget(ctx) {
+		return outcomeDeadlineExceeded, context.DeadlineExceeded
 	}
 	if err := cl.md.attach(cn, &cl.req); err != nil {
 		return outcomeLocal, err
@@ -262,4 +258,19 @@ func (c *Client) connForAttempt(ctx context.Context, ep *endpoint, waitReady boo
 		return nil, outcomeNotConnected, de.st
 	}
 	return nil, outcomeSendFailure, err
+}
+
+// setBudget sends ctx's deadline, if any, as the request's time budget (at
+// least a microsecond); it reports false when the deadline has passed.
+func (cl *call) setBudget(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return true
+	}
+	budget := time.Until(dl)
+	if budget <= 0 {
+		return false
+	}
+	cl.req.Budget, cl.req.HasBudget = max(budget, time.Microsecond), true
+	return true
 }

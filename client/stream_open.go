@@ -130,12 +130,8 @@ func (c *Client) streamAttemptOnce(s *Stream, ep *endpoint, msg []byte, withMsg 
 		cl.zidx = 0
 		cl.setBody(cn, msg)
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		budget := time.Until(dl)
-		if budget <= 0 {
-			return outcomeDeadlineExceeded, context.DeadlineExceeded
-		}
-		cl.req.Budget, cl.req.HasBudget = max(budget, time.Microsecond), true
+	if !cl.setBudget(ctx) {
+		return outcomeDeadlineExceeded, context.DeadlineExceeded
 	}
 	if err := cl.md.attach(cn, &cl.req); err != nil {
 		return outcomeLocal, err

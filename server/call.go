@@ -275,15 +275,7 @@ func (cl *call) run(queued bool) {
 		err = cl.ctx.Err()
 	}
 	if err != nil {
-		f := errorFrameOf(err)
-		var pe *panicError
-		switch {
-		case errors.As(err, &pe):
-			f = pe.f
-		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-			f = cl.contextFrame()
-		}
-		cl.withResponseMetadata(&f)
+		f := cl.handlerErrorFrame(err)
 		c.writeError(cl.id, &f)
 		return
 	}
@@ -354,6 +346,23 @@ func (cl *call) release() {
 		cl.charge = 0
 	}
 	cl.cancel()
+}
+
+// handlerErrorFrame is the Error frame answering a handler's (or a
+// stream's) failure err: a panic's Internal, the call's own cancel or
+// deadline for a context error, the status err carries otherwise; with
+// the response metadata as its trailers.
+func (cl *call) handlerErrorFrame(err error) protocol.ErrorFrame {
+	f := errorFrameOf(err)
+	var pe *panicError
+	switch {
+	case errors.As(err, &pe):
+		f = pe.f
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		f = cl.contextFrame()
+	}
+	cl.withResponseMetadata(&f)
+	return f
 }
 
 // releaseAdmission gives back the permit and the call-capacity

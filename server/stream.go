@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"io"
 	"sync"
 
@@ -240,15 +239,7 @@ func (s *Stream) end(err error) {
 		err = s.ctx.Err()
 	}
 	if err != nil {
-		f := errorFrameOf(err)
-		var pe *panicError
-		switch {
-		case errors.As(err, &pe):
-			f = pe.f
-		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-			f = cl.contextFrame()
-		}
-		cl.withResponseMetadata(&f)
+		f := cl.handlerErrorFrame(err)
 		c.writeError(s.id, &f)
 		return
 	}
