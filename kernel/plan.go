@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sluicerpc/sluice/spi"
@@ -83,8 +84,11 @@ type Plan struct {
 	// Enable).
 	Generation uint64
 	Enable     bool
-	States     []StatePlan
-	Partition  *PartitionPlan // nil: no partition layer before or after
+	// Disable is true for the plan of a nil candidate (PlanPublish):
+	// admission would be disabled.
+	Disable   bool
+	States    []StatePlan
+	Partition *PartitionPlan // nil: no partition layer before or after
 	// Queue is what changes in the queue policy, one line per changed
 	// field; empty when nothing changes.
 	Queue []string
@@ -98,6 +102,11 @@ type Plan struct {
 // same error. Publishing the same candidate right after (nothing else
 // published in between) does what the plan says [TestPlanMatchesTheUpdate].
 func (k *Kernel) Plan(expected uint64, o Options) (*Plan, error) {
+	return k.plan(expected, o, false)
+}
+
+// plan is Plan; strict checks expected in both modes (PlanPublish).
+func (k *Kernel) plan(expected uint64, o Options, strict bool) (*Plan, error) {
 	if k.sealed.Load() {
 		return nil, ErrLifecycleClosed
 	}
@@ -112,7 +121,7 @@ func (k *Kernel) Plan(expected uint64, o Options) (*Plan, error) {
 		return nil, ErrLifecycleClosed
 	}
 	gen := k.gen.Load()
-	if k.enabled && gen != expected {
+	if (k.enabled || strict) && gen != expected {
 		k.mu.Unlock()
 		return nil, &PublicationConflictError{Expected: expected, Current: gen}
 	}
@@ -190,15 +199,7 @@ func (k *Kernel) Plan(expected uint64, o Options) (*Plan, error) {
 			plan.States = append(plan.States, sp)
 		}
 	}
-	slices.SortStableFunc(plan.States, func(a, b StatePlan) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	sortStatePlans(plan.States)
 	plan.Partition = partitionPlan(cur, cand.part, b, now)
 	var old QueuePolicy
 	if cur != nil {
@@ -206,4 +207,9 @@ func (k *Kernel) Plan(expected uint64, o Options) (*Plan, error) {
 	}
 	plan.Queue = queueEffects(old, cand.opts.Queue, cur != nil)
 	return plan, nil
+}
+
+// sortStatePlans orders a plan's states by name.
+func sortStatePlans(states []StatePlan) {
+	slices.SortStableFunc(states, func(a, b StatePlan) int { return strings.Compare(a.Name, b.Name) })
 }
