@@ -280,7 +280,7 @@ func (cl *call) run(queued bool) {
 		return
 	}
 	body := len(out) - protocol.HeaderSize
-	if cl.md.resp.Len() > 0 || (c.respCodec != nil && cl.m.respPolicy.Budget(body) > 0) {
+	if cl.md.resp.Len() > 0 || (c.respCodec != nil && c.s.comp.Load().policies[cl.m.pos].Budget(body) > 0) {
 		cl.respond(out)
 		cl.out = out
 		return

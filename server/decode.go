@@ -33,10 +33,16 @@ func (c *conn) checkBody(req *protocol.Request) (spi.Codec, *protocol.ErrorFrame
 		}
 		return nil, &f
 	}
-	if err := c.s.comp.CheckDeclared(uint64(req.OriginalLength), len(req.Body)); err != nil {
+	codec := codecs[req.CodecID-1]
+	cp := c.s.comp.Load()
+	if _, _, ok := cp.res.Lookup(codec.Name()); !ok {
+		return nil, &protocol.ErrorFrame{Code: protocol.CodeInvalidArgument,
+			Message: fmt.Sprintf("compressed request: profile %q is no longer accepted by this server (its compression configuration changed after this connection's handshake)", codec.Name())}
+	}
+	if err := cp.res.CheckDeclared(uint64(req.OriginalLength), len(req.Body)); err != nil {
 		return nil, &protocol.ErrorFrame{Code: protocol.CodeResourceExhausted, Message: "compressed request: " + err.Error()}
 	}
-	return codecs[req.CodecID-1], nil
+	return codec, nil
 }
 
 // retain takes the retained-bytes budget for a compressed request's copy,
@@ -116,8 +122,9 @@ func (cl *call) decodeFailure(err error) *protocol.ErrorFrame {
 // and the first compresses responses. A client that offered nothing, or
 // nothing this server accepts, negotiates no compression.
 func (c *conn) chooseCodecs(offer []string) {
+	comp := c.s.comp.Load()
 	for _, name := range offer {
-		cd, _, ok := c.s.comp.Lookup(name)
+		cd, _, ok := comp.res.Lookup(name)
 		if !ok || slices.ContainsFunc(c.codecs, func(have spi.Codec) bool { return have.Name() == name }) {
 			continue
 		}

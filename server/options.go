@@ -200,7 +200,6 @@ type resolved struct {
 	Options
 	limits protocol.Limits
 	gate   conngate.Limits
-	comp   *codecs.Resolved
 }
 
 func (o Options) resolve() (resolved, error) {
@@ -213,19 +212,11 @@ func (o Options) resolve() (resolved, error) {
 	if err := r.limits.Validate(); err != nil {
 		return r, fmt.Errorf("server: Options.Limits: %w", err)
 	}
-	// Declared lengths are the governor's to judge, on the call; a
-	// MaxDecodedSize given in Limits bounds them too.
-	comp := o.Compression
-	if o.Limits != nil {
-		if most := int(o.Limits.MaxDecodedSize); comp.MaxDecodedSize == 0 && most < codecs.DefaultMaxDecodedSize || comp.MaxDecodedSize > most {
-			comp.MaxDecodedSize = most
-		}
+	var err error
+	if _, err = resolveCompression(o.Compression, o.Limits); err != nil { // New resolves it for its methods
+		return r, err
 	}
 	r.limits.MaxDecodedSize = math.MaxUint32
-	var err error
-	if r.comp, err = comp.Resolve(); err != nil {
-		return r, fmt.Errorf("server: Options.Compression: %w", err)
-	}
 	if err := o.Governor.Validate(); err != nil {
 		return r, fmt.Errorf("server: Options.Governor: %w", err)
 	}
@@ -253,11 +244,8 @@ func (o Options) resolve() (resolved, error) {
 	if r.WriteTimeout == 0 {
 		r.WriteTimeout = defaultWriteTimeout
 	}
-	if r.StreamWindow == 0 {
-		r.StreamWindow = protocol.DefaultStreamWindow
-	}
-	if r.StreamWindow < protocol.InitialStreamWindow || r.StreamWindow > protocol.MaxWindow {
-		return r, fmt.Errorf("server: Options.StreamWindow must be in [%d, %d] (0 = %d), got %d", protocol.InitialStreamWindow, protocol.MaxWindow, protocol.DefaultStreamWindow, o.StreamWindow)
+	if r.StreamWindow, err = resolveStreamWindow(o.StreamWindow); err != nil {
+		return r, err
 	}
 	if r.MaxFrameMemory == 0 {
 		r.MaxFrameMemory = DefaultMaxFrameMemory
@@ -315,4 +303,31 @@ func (c CallCapacity) withDefaults() CallCapacity {
 		c.PerServer = DefaultCallsPerServer
 	}
 	return c
+}
+
+// resolveCompression validates the compression configuration: Declared
+// lengths are the governor's to judge, on the call; a MaxDecodedSize given
+// in limits bounds them too.
+func resolveCompression(c codecs.Config, limits *protocol.Limits) (*codecs.Resolved, error) {
+	if limits != nil {
+		if most := int(limits.MaxDecodedSize); c.MaxDecodedSize == 0 && most < codecs.DefaultMaxDecodedSize || c.MaxDecodedSize > most {
+			c.MaxDecodedSize = most
+		}
+	}
+	r, err := c.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("server: Options.Compression: %w", err)
+	}
+	return r, nil
+}
+
+// resolveStreamWindow validates a stream window (0 selects the default).
+func resolveStreamWindow(n int) (int, error) {
+	if n == 0 {
+		return protocol.DefaultStreamWindow, nil
+	}
+	if n < protocol.InitialStreamWindow || n > protocol.MaxWindow {
+		return 0, fmt.Errorf("server: Options.StreamWindow must be in [%d, %d] (0 = %d), got %d", protocol.InitialStreamWindow, protocol.MaxWindow, protocol.DefaultStreamWindow, n)
+	}
+	return n, nil
 }

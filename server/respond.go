@@ -18,13 +18,16 @@ func (cl *call) respond(out []byte) {
 	body := out[protocol.HeaderSize:]
 	resp := protocol.Response{Metadata: cl.md.resp, Body: body}
 	if c.respCodec != nil && len(body) <= math.MaxUint32 {
-		p := &cl.m.respPolicy
+		cp := c.s.comp.Load()
+		p := &cp.policies[cl.m.pos]
 		if budget := p.Budget(len(body)); budget > 0 {
-			cl.zout = slices.Grow(cl.zout[:0], budget)
-			if z, ok := p.Compress(c.respCodec, cl.zout[:0], body); ok {
-				cl.zout = z
-				resp.Body, resp.Compressed, resp.CodecID, resp.OriginalLength = z, true, c.respCodecID, uint32(len(body))
-				c.s.stats.compressedResponses.Add(1)
+			if codec, id := cp.respCodec(c); codec != nil {
+				cl.zout = slices.Grow(cl.zout[:0], budget)
+				if z, ok := p.Compress(codec, cl.zout[:0], body); ok {
+					cl.zout = z
+					resp.Body, resp.Compressed, resp.CodecID, resp.OriginalLength = z, true, id, uint32(len(body))
+					c.s.stats.compressedResponses.Add(1)
+				}
 			}
 		}
 	}

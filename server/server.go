@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicerpc/sluice/codecs"
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
@@ -46,9 +45,12 @@ type Server struct {
 	// all connections (Options.MaxFrameMemory).
 	frameBudget *protocol.FrameBudget
 	// governor bounds what compressed requests cost (Options.Governor);
-	// comp is the compression the server accepts.
-	governor *governor.Governor
-	comp     *codecs.Resolved
+	// comp is the compression in force (SetCompression);
+	// streamWindow the stream window (SetStreamWindow).
+	governor     *governor.Governor
+	comp         atomic.Pointer[compression]
+	streamWindow atomic.Int64
+	nmethods     int
 
 	ctx    context.Context // cancelled by Close: ends every call
 	cancel context.CancelFunc
@@ -76,9 +78,9 @@ type method struct {
 	id     kernel.MethodID
 	full   string
 	invoke invoker
-	// respPolicy decides which responses are compressed
-	// (Options.Compression, per method).
-	respPolicy codecs.Policy
+	// pos is the method's position among all the server's methods: its
+	// response policy is compression.policies[pos].
+	pos int
 	// kind is the method's shape; stream is the handler of a stream
 	// method (invoke that of a unary one).
 	kind   streamKind
@@ -119,7 +121,8 @@ func New(mux *Mux, o Options) (*Server, error) {
 			}
 			info.Methods = append(info.Methods, m.name)
 			full := svc.name + "/" + m.name
-			ms = append(ms, method{id: id, full: full, invoke: m.invoke, respPolicy: r.comp.Policy(full), kind: m.kind, stream: m.stream})
+			ms = append(ms, method{id: id, full: full, invoke: m.invoke, pos: s.nmethods, kind: m.kind, stream: m.stream})
+			s.nmethods++
 		}
 		ack.Services = append(ack.Services, info)
 		s.methods = append(s.methods, ms)
@@ -143,7 +146,12 @@ func New(mux *Mux, o Options) (*Server, error) {
 			return nil, fmt.Errorf("server: Options.Admission: %w", err)
 		}
 	}
-	s.comp = r.comp
+	cp, err := s.newCompression(o.Compression)
+	if err != nil {
+		return nil, err
+	}
+	s.comp.Store(cp)
+	s.streamWindow.Store(int64(r.StreamWindow))
 	if s.governor, err = governor.New(r.Governor); err != nil {
 		return nil, fmt.Errorf("server: Options.Governor: %w", err)
 	}
@@ -234,9 +242,14 @@ func (s *Server) SetCallCapacity(c CallCapacity) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
-	c = c.withDefaults()
 	s.setMu.Lock()
 	defer s.setMu.Unlock()
+	return s.setCallCapacityLocked(c.withDefaults())
+}
+
+// setCallCapacityLocked sets a validated capacity, defaults filled in;
+// s.setMu held.
+func (s *Server) setCallCapacityLocked(c CallCapacity) error {
 	s.connCaps.SetCapacity(c.PerConnection)
 	s.calls.SetCapacity(c.PerServer)
 	s.callCap = c

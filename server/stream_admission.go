@@ -69,12 +69,13 @@ func (s *Stream) admit() (*protocol.ErrorFrame, dropReason) {
 	return nil, 0
 }
 
-// growWindow grows the stream's receive window to Options.StreamWindow,
+// growWindow grows the stream's receive window to the stream window in
+// force (Options.StreamWindow, SetStreamWindow),
 // telling the client (with the bytes the window was keeping for its
 // batch). Before admission a stream has the initial window only, so that
 // a queued stream buffers at most that.
 func (s *Stream) growWindow() {
-	grow := uint64(s.c.s.o.StreamWindow) - protocol.InitialStreamWindow
+	grow := uint64(s.c.s.streamWindow.Load()) - protocol.InitialStreamWindow
 	if grow == 0 {
 		return
 	}

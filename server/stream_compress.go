@@ -22,17 +22,22 @@ func (s *Stream) compress(m *protocol.Message, msg []byte) bool {
 	if c.respCodec == nil || len(msg) > math.MaxUint32 {
 		return false
 	}
-	p := &s.cl.m.respPolicy
+	cp := c.s.comp.Load()
+	p := &cp.policies[s.cl.m.pos]
 	budget := p.Budget(len(msg))
 	if budget <= 0 {
 		return false
 	}
+	codec, id := cp.respCodec(c)
+	if codec == nil {
+		return false
+	}
 	s.zbuf = slices.Grow(s.zbuf[:0], budget)
-	z, ok := p.Compress(c.respCodec, s.zbuf[:0], msg)
+	z, ok := p.Compress(codec, s.zbuf[:0], msg)
 	if !ok {
 		return false
 	}
 	s.zbuf = z
-	m.Body, m.Compressed, m.CodecID, m.OriginalLength = z, true, c.respCodecID, uint32(len(msg))
+	m.Body, m.Compressed, m.CodecID, m.OriginalLength = z, true, id, uint32(len(msg))
 	return true
 }

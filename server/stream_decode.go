@@ -24,10 +24,15 @@ func (c *conn) streamCodec(id uint8, declared uint32, compressedLen int) (spi.Co
 	if id == 0 || int(id) > len(c.codecs) {
 		return nil, status.Errorf(protocol.CodeInvalidArgument, "compressed stream message: unknown codec id %d (this connection negotiated %d profiles)", id, len(c.codecs))
 	}
-	if err := c.s.comp.CheckDeclared(uint64(declared), compressedLen); err != nil {
+	codec := c.codecs[id-1]
+	cp := c.s.comp.Load()
+	if _, _, ok := cp.res.Lookup(codec.Name()); !ok {
+		return nil, status.Errorf(protocol.CodeInvalidArgument, "compressed stream message: profile %q is no longer accepted by this server (its compression configuration changed after this connection's handshake)", codec.Name())
+	}
+	if err := cp.res.CheckDeclared(uint64(declared), compressedLen); err != nil {
 		return nil, status.Errorf(protocol.CodeResourceExhausted, "compressed stream message: %v", err)
 	}
-	return c.codecs[id-1], nil
+	return codec, nil
 }
 
 // decode decodes m for Receive. s.dec holds the decoded bytes of the

@@ -32,7 +32,9 @@ func DefaultLimits() Limits {
 	return Limits{Decodes: int64(max(1, runtime.GOMAXPROCS(0))), RetainedBytes: 64 << 20, DecodedBytes: 256 << 20, StreamBytes: 64 << 20}
 }
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults fills l's zero fields with DefaultLimits', as New and
+// SetLimits do.
+func (l Limits) WithDefaults() Limits {
 	d := DefaultLimits()
 	if l.Decodes == 0 {
 		l.Decodes = d.Decodes
@@ -75,7 +77,7 @@ func New(l Limits) (*Governor, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	return &Governor{
 		Decodes:  NewBudget("decodes", l.Decodes),
 		Retained: NewBudget("retained compressed bytes", l.RetainedBytes),
@@ -90,7 +92,7 @@ func (g *Governor) SetLimits(l Limits) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	g.Decodes.SetLimit(l.Decodes)
 	g.Retained.SetLimit(l.RetainedBytes)
 	g.Decoded.SetLimit(l.DecodedBytes)
