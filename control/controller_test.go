@@ -1,0 +1,174 @@
+package control_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicerpc/sluice/codecs"
+	"github.com/sluicerpc/sluice/config"
+	"github.com/sluicerpc/sluice/control"
+	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/server"
+)
+
+// A document becomes one Reconfigure: every part it sets is in force and
+// the generation moved once.
+func TestApplySetsEveryPartInOneGeneration(t *testing.T) {
+	srv := newServer(t)
+	c := control.New(srv, control.Options{})
+	assert.Nil(t, c.Current().Document)
+	a, err := c.Apply(latest(`version: 1
+server:
+  admission:
+    global:
+      limits: [{kind: concurrency, limit: 2}]
+  calls: {per_connection: 8, per_server: 64}
+  connections: {max_connections: 100, max_handshakes: 10, max_handshakes_per_address: 2}
+  governor: {decodes: 3, retained_bytes: 1MiB, decoded_bytes: 2MiB, stream_bytes: 512KiB}
+  compression: {codecs: [zstd], max_decoded_size: 8MiB}
+  streams: {window: 128KiB}
+`))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), a.Generation)
+	assert.Equal(t, uint64(1), srv.Admission().Generation())
+	assert.True(t, srv.Admission().Enabled())
+	assert.Equal(t, server.CallCapacity{PerConnection: 8, PerServer: 64}, srv.CallCapacity())
+	assert.Equal(t, server.ConnectionLimits{MaxConnections: 100, MaxHandshakes: 10, MaxHandshakesPerAddress: 2}, srv.ConnectionLimits())
+	gl := srv.GovernorLimits()
+	assert.Equal(t, []int64{3, 1 << 20, 2 << 20, 512 << 10}, []int64{gl.Decodes, gl.RetainedBytes, gl.DecodedBytes, gl.StreamBytes})
+	comp := srv.Compression()
+	require.Len(t, comp.Codecs, 1)
+	assert.Equal(t, "zstd", comp.Codecs[0].Name())
+	assert.Equal(t, 8<<20, comp.MaxDecodedSize)
+	assert.Equal(t, 128<<10, srv.StreamWindow())
+	assert.Equal(t, control.SourceFile, a.Source)
+
+	// Removing the sections restores the defaults and disables admission,
+	// in one more generation.
+	a, err = c.Apply(latest("version: 1\n"))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), a.Generation)
+	assert.False(t, srv.Admission().Enabled())
+	assert.Equal(t, server.CallCapacity{PerConnection: server.DefaultCallsPerConnection, PerServer: server.DefaultCallsPerServer}, srv.CallCapacity())
+	assert.Equal(t, codecs.Config{}, srv.Compression())
+	// Disabled -> disabled with another part changed is a generation too.
+	a, err = c.Apply(latest("version: 1\nserver: {calls: {per_connection: 9}}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3), a.Generation)
+	assert.Equal(t, 9, srv.CallCapacity().PerConnection)
+}
+
+// The same document again publishes nothing.
+func TestApplyOfTheDocumentInForceIsUnchanged(t *testing.T) {
+	srv := newServer(t)
+	c := control.New(srv, control.Options{})
+	a, err := c.Apply(latest(docConcurrency2))
+	require.NoError(t, err)
+	b, err := c.Apply(latest("# a comment changes nothing\n" + docConcurrency2))
+	require.NoError(t, err)
+	assert.True(t, b.Unchanged)
+	assert.Equal(t, a.Generation, b.Generation)
+	assert.Equal(t, a.Generation, srv.Admission().Generation())
+	assert.Equal(t, control.Counts{Applied: 1, Unchanged: 1}, c.Status().Counts[control.SourceFile])
+}
+
+// Every kind of bad document changes nothing and says why, with the
+// document's paths and lines, the kernel's verdicts included.
+func TestInvalidDocumentsChangeNothing(t *testing.T) {
+	srv := newServer(t)
+	c := control.New(srv, control.Options{})
+	good, err := c.Apply(latest(docConcurrency2))
+	require.NoError(t, err)
+	for name, tc := range map[string]struct{ doc, want string }{
+		"syntax":         {"version: 1\nserver: [\n", "sluice.yaml:"},
+		"unknown field":  {"version: 1\nserver:\n  calls: {per_conection: 3}\n", `sluice.yaml:3:`},
+		"wrong type":     {"version: 1\nserver:\n  calls: {per_connection: three}\n", "server.calls.per_connection"},
+		"bad duration":   {"version: 1\nserver:\n  admission:\n    global: {limits: [{kind: concurrency, limit: 1}]}\n    queue: {max_queued_calls: 1, max_queued_bytes: 1, max_queue_delay: 3 parsecs}\n", "max_queue_delay"},
+		"unknown method": {"version: 1\nserver:\n  admission:\n    methods:\n      echo/Nope: {limits: [{kind: concurrency, limit: 1}]}\n", `sluice.yaml:5:`},
+		"empty":          {"", "version"},
+		"bad selector":   {"version: 1\nserver:\n  admission:\n    partition: {selector: tenant, max_partitions: 1, idle_timeout: 1s, limits: [{kind: concurrency, limit: 1}]}\n", "unknown selector"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := c.Apply(latest(tc.doc))
+			require.Error(t, err)
+			var ce *config.Error
+			require.True(t, errors.As(err, &ce), "%T %v", err, err)
+			assert.Contains(t, err.Error(), tc.want)
+			cur := c.Current()
+			assert.Equal(t, good.Generation, cur.Generation)
+			assert.Equal(t, good.Generation, srv.Admission().Generation(), "nothing published")
+			assert.Equal(t, 8, srv.CallCapacity().PerConnection, "nothing set")
+			rej := c.Status().LastRejection
+			require.NotNil(t, rej)
+			assert.Equal(t, err, rej.Err)
+		})
+	}
+}
+
+// A change derived from a generation that moved is refused; a Latest one
+// is planned again from the new generation when a writer outside the
+// Controller published.
+func TestStaleChangesAreRefusedAndLatestOnesRetried(t *testing.T) {
+	srv := newServer(t)
+	c := control.New(srv, control.Options{})
+	a, err := c.Apply(latest(docConcurrency2))
+	require.NoError(t, err)
+
+	admin := control.Change{Source: control.SourceAdmin, Document: []byte("version: 1\n"), Expected: a.Generation - 1}
+	_, err = c.Apply(admin)
+	var pc *kernel.PublicationConflictError
+	require.ErrorAs(t, err, &pc)
+	assert.Equal(t, kernel.PublicationConflictError{Expected: a.Generation - 1, Current: a.Generation}, *pc)
+	assert.True(t, srv.Admission().Enabled(), "the stale change changed nothing")
+
+	// A writer outside the Controller.
+	_, err = srv.Admission().Update(a.Generation, kernel.Options{Global: kernel.Rule{}})
+	require.Error(t, err)
+	g, err := srv.Admission().Disable()
+	require.NoError(t, err)
+	b, err := c.Apply(latest(docConcurrency2))
+	require.NoError(t, err)
+	assert.False(t, b.Unchanged, "the document in force was changed behind the controller's back: apply it again")
+	assert.Equal(t, g+1, b.Generation)
+	assert.True(t, srv.Admission().Enabled())
+}
+
+func TestPlanMatchesTheApply(t *testing.T) {
+	srv := newServer(t)
+	c := control.New(srv, control.Options{})
+	a, err := c.Apply(latest(docConcurrency2))
+	require.NoError(t, err)
+	next := control.Change{Source: control.SourceAdmin, Expected: a.Generation, Document: []byte(`version: 1
+server:
+  admission:
+    global:
+      limits: [{kind: concurrency, limit: 5}]
+  calls: {per_connection: 4, per_server: 64}
+`)}
+	p, err := c.Plan(next)
+	require.NoError(t, err)
+	assert.Equal(t, a.Generation, srv.Admission().Generation(), "a plan publishes nothing")
+	assert.Equal(t, 8, srv.CallCapacity().PerConnection, "a plan sets nothing")
+	require.Len(t, p.Admission.States, 1)
+	assert.Equal(t, kernel.PlanReconfigure, p.Admission.States[0].Action)
+	assert.Equal(t, int64(5), p.Admission.States[0].NewLimit)
+	require.Len(t, p.Changes, 1)
+	assert.Equal(t, server.SettingChange{Field: "Calls.PerConnection", Old: "8", New: "4",
+		Effect: "calls in flight finish; new calls are refused (call_capacity) until a connection has fewer than 4; connections connected before keep the value of their handshake as a hint"}, p.Changes[0])
+
+	_, err = c.Apply(next)
+	require.NoError(t, err)
+	assert.Equal(t, 4, srv.CallCapacity().PerConnection)
+	for _, sc := range srv.Admission().Stats().Scopes {
+		if sc.Name == "global/concurrency" {
+			assert.Equal(t, int64(5), sc.Limit)
+		}
+	}
+
+	stale := next
+	_, err = c.Plan(stale)
+	require.ErrorIs(t, err, kernel.ErrPublicationConflict, "the plan of a stale change is refused as its Apply would be")
+}
