@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/hashicorp/go-hclog v1.6.3
+	github.com/sluicerpc/sluice/codecs v0.0.0
 	github.com/sluicerpc/sluice/kernel v0.0.0
 	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0
 	github.com/sluicerpc/sluice/limiters/tokenbucket v0.0.0
@@ -22,7 +23,7 @@ require (
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.17 // indirect
 	github.com/oklog/run v1.1.0 // indirect
-	github.com/sluicerpc/sluice/codecs v0.0.0 // indirect
+	github.com/sluicerpc/sluice/limiters/window v0.0.0 // indirect
 	github.com/sluicerpc/sluice/message v0.0.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
@@ -35,13 +36,14 @@ require (
 
 require (
 	github.com/sluicerpc/sluice/client v0.0.0
-	github.com/sluicerpc/sluice/codecs v0.0.0
+	github.com/sluicerpc/sluice/config v0.0.0
 	github.com/sluicerpc/sluice/conformance v0.0.0
+	github.com/sluicerpc/sluice/control v0.0.0
 	github.com/sluicerpc/sluice/endpointpolicy v0.0.0 // indirect
 	github.com/sluicerpc/sluice/plugin v0.0.0
 	github.com/sluicerpc/sluice/protocol v0.0.0
 	github.com/sluicerpc/sluice/server v0.0.0
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
 )
 
 replace (
@@ -67,3 +69,7 @@ replace github.com/sluicerpc/sluice/client => ../../client
 replace github.com/sluicerpc/sluice/endpointpolicy => ../../endpointpolicy
 
 replace github.com/sluicerpc/sluice/codecs => ../../codecs
+
+replace github.com/sluicerpc/sluice/config => ../../config
+
+replace github.com/sluicerpc/sluice/control => ../../control

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -40,6 +41,21 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		printErrors(stderr, "sluice serve", err)
 		return exitUsage
+	}
+	// The configuration sources start before the listener: the file's
+	// configuration is in force for the first connection.
+	cp, err := startControl(ctx, srv, o.Control, serveLogger(stderr), stdout)
+	if err != nil {
+		printErrors(stderr, "sluice serve", err)
+		_ = srv.Close()
+		return exitFail
+	}
+	defer cp.stop()
+	if o.Control.any() {
+		admission = "from the configuration"
+		if cur := cp.ctl.Current(); cur.Document != nil {
+			admission = fmt.Sprintf("%s, generation %d", cur.Source, cur.Generation)
+		}
 	}
 	l, err := listen(o.Addr)
 	if err != nil {
@@ -88,6 +104,7 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		stopErr = fmt.Errorf("interrupted again: closed at once: %w", <-stopped)
 	}
 	<-done
+	cp.stop()
 	st := srv.Stats()
 	if stopErr != nil {
 		fmt.Fprintf(stderr, "sluice serve: stop: %v (calls in flight were cut off)\n", stopErr)
@@ -178,4 +195,10 @@ func printDecodes(w io.Writer, st server.Stats) {
 	}
 	fmt.Fprintf(w, "sluice serve: decompressions=%d decoded-bytes=%d decode-failures=%d compressed-responses=%d compressed-stream-messages=%d\n",
 		st.Decompressions, st.DecodedBytes, st.DecodeFailures, st.CompressedResponses, st.CompressedStreamMessages)
+}
+
+// serveLogger is the logger of the configuration sources: text lines on
+// stderr.
+func serveLogger(stderr io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(stderr, nil))
 }

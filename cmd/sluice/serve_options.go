@@ -36,6 +36,7 @@ type serveOptions struct {
 	MaxDecodes                   int64
 	MaxRetainedBytes             int64
 	MaxDecodedBytes              int64
+	Control                      controlFlags
 
 	// set names the flags given on the command line: a flag whose value
 	// only matters with another one is an error alone, and
@@ -86,6 +87,7 @@ func serveFlags(fs *flag.FlagSet, o *serveOptions) {
 	fs.Int64Var(&o.MaxDecodes, "max-decodes", def.Decodes, "governor: decompressions running at once, server-wide; later ones wait their turn; positive")
 	fs.Int64Var(&o.MaxRetainedBytes, "max-retained-bytes", def.RetainedBytes, "governor: compressed request bytes held by calls not yet decoded, server-wide; positive")
 	fs.Int64Var(&o.MaxDecodedBytes, "max-decoded-bytes", def.DecodedBytes, "governor: decoded request bytes in flight, server-wide (each request counts its declared length); positive")
+	o.Control.define(fs)
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", defaultStopTimeout, "on SIGINT or SIGTERM, how long calls in flight may take before the server closes; positive (a second signal closes at once; exit status 1 when the drain did not complete)")
 }
 
@@ -194,7 +196,41 @@ func (o serveOptions) validate() error {
 	if o.ClientCAs != "" && o.CertFile == "" {
 		bad("-client-ca needs -tls-cert and -tls-key")
 	}
+	errs = append(errs, o.validateControl()...)
 	return errors.Join(errs...)
+}
+
+// documentFlags are the flags whose settings a configuration document
+// holds: with -config or -etcd-key the document is their only source.
+var documentFlags = []string{"concurrency", "rate", "queue-calls", "queue-delay", "max-conns", "max-handshakes",
+	"max-handshakes-per-address", "calls-per-conn", "calls-per-server", "max-decodes", "max-retained-bytes",
+	"max-decoded-bytes", "codecs", "compress-min-size", "max-decoded-size", "decode-ratio", "decode-floor"}
+
+// validateControl checks the flags of the configuration sources.
+func (o serveOptions) validateControl() []error {
+	var errs []error
+	cf := o.Control
+	if cf.ConfigFile != "" || cf.EtcdKey != "" {
+		src := "-config"
+		if cf.ConfigFile == "" {
+			src = "-etcd-key"
+		}
+		for _, f := range documentFlags {
+			if o.set[f] {
+				errs = append(errs, fmt.Errorf("-%s: with %s the configuration document sets it (docs/operations.md)", f, src))
+			}
+		}
+	}
+	if (cf.EtcdKey == "") != (cf.EtcdEndpoints == "") {
+		errs = append(errs, errors.New("-etcd-endpoints and -etcd-key go together"))
+	}
+	if cf.EtcdTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("-etcd-timeout must be positive, got %v", cf.EtcdTimeout))
+	}
+	if (cf.AdminAddr == "") != (cf.AdminTokenFile == "") {
+		errs = append(errs, errors.New("-admin and -admin-token-file go together (the admin API requires a bearer token)"))
+	}
+	return errs
 }
 
 // inRange checks that flag's value v is in [least, most]; zero, when
