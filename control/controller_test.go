@@ -2,6 +2,7 @@ package control_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -171,4 +172,48 @@ server:
 	stale := next
 	_, err = c.Plan(stale)
 	require.ErrorIs(t, err, kernel.ErrPublicationConflict, "the plan of a stale change is refused as its Apply would be")
+}
+
+// Two admin writers with the same expected generation: exactly one
+// document is in force, the other is refused and left no trace.
+func TestTwoWritersFromOneGenerationOneWins(t *testing.T) {
+	srv := newServer(t)
+	c := control.New(srv, control.Options{})
+	a, err := c.Apply(latest(docConcurrency2))
+	require.NoError(t, err)
+	for i := range 50 {
+		gen := c.Current().Generation
+		// Both differ from the document in force (an unchanged
+		// document is no write, and wins nothing).
+		docs := [2]string{
+			fmt.Sprintf("version: 1\nserver: {calls: {per_connection: 3, per_server: %d}}\n", 100+i),
+			fmt.Sprintf("version: 1\nserver: {admission: {global: {limits: [{kind: concurrency, limit: 9}]}}, calls: {per_connection: 4, per_server: %d}}\n", 100+i),
+		}
+		errs := make(chan error, 2)
+		for w := range 2 {
+			go func() {
+				_, err := c.Apply(control.Change{Source: control.SourceAdmin, Expected: gen, Document: []byte(docs[w])})
+				errs <- err
+			}()
+		}
+		e1, e2 := <-errs, <-errs
+		require.True(t, (e1 == nil) != (e2 == nil), "round %d: exactly one wins: %v, %v", i, e1, e2)
+		for _, e := range []error{e1, e2} {
+			if e != nil {
+				require.ErrorIs(t, e, kernel.ErrPublicationConflict)
+			}
+		}
+		cur := c.Current()
+		require.Equal(t, gen+1, cur.Generation)
+		if srv.CallCapacity().PerConnection == 3 {
+			require.Equal(t, docs[0], string(cur.Document))
+			require.False(t, srv.Admission().Enabled(), "nothing of the loser's document")
+		} else {
+			require.Equal(t, docs[1], string(cur.Document))
+			require.Equal(t, 4, srv.CallCapacity().PerConnection)
+			require.True(t, srv.Admission().Enabled())
+		}
+	}
+	assert.Equal(t, uint64(50), c.Status().Counts[control.SourceAdmin].Rejected)
+	_ = a
 }

@@ -133,3 +133,45 @@ func TestPlanPublish(t *testing.T) {
 	assert.Equal(t, int64(1), f.scope("global/concurrency").InUse, "the holder finishes under the program it captured")
 	p.Release()
 }
+
+// Two writers derived from the same generation race: exactly one
+// publishes, the other changes nothing, whatever the transitions (an
+// update against a disable, two enables).
+func TestConcurrentPublishersFromOneGenerationOneWins(t *testing.T) {
+	f := newFixture(t)
+	five, twenty := globalOnly(5), globalOnly(20)
+	for i := range 200 {
+		gen := f.k.Generation()
+		cands := [2]*kernel.Options{&five, &twenty}
+		if i%3 == 1 {
+			cands[0] = nil
+		}
+		var errs [2]error
+		var gens [2]uint64
+		done := make(chan int, 2)
+		for w := range 2 {
+			go func() {
+				gens[w], errs[w] = f.k.Publish(gen, cands[w])
+				done <- w
+			}()
+		}
+		<-done
+		<-done
+		won := -1
+		for w := range 2 {
+			if errs[w] == nil {
+				require.Equal(t, -1, won, "both publishers won from generation %d", gen)
+				won = w
+				continue
+			}
+			require.ErrorIs(t, errs[w], kernel.ErrPublicationConflict)
+		}
+		require.NotEqual(t, -1, won, "nobody won")
+		require.Equal(t, gen+1, f.k.Generation())
+		require.Equal(t, gen+1, gens[won])
+		require.Equal(t, cands[won] != nil, f.k.Enabled())
+		if cands[won] != nil {
+			assert.Equal(t, cands[won].Global.Limits[0].Params["limit"], f.scope("global/concurrency").Limit)
+		}
+	}
+}
