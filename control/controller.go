@@ -72,6 +72,14 @@ func (c *Controller) Current() Applied {
 	return c.cur
 }
 
+// Generation returns the server's current generation (its kernel's). It
+// equals Current().Generation unless a writer outside the Controller
+// published since the Controller's last change; a change derived from
+// another generation is refused by Apply.
+func (c *Controller) Generation() uint64 {
+	return c.srv.Admission().Generation()
+}
+
 // Status is the Controller's state for operators.
 type Status struct {
 	Current Applied

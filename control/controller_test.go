@@ -217,3 +217,17 @@ func TestTwoWritersFromOneGenerationOneWins(t *testing.T) {
 	assert.Equal(t, uint64(50), c.Status().Counts[control.SourceAdmin].Rejected)
 	_ = a
 }
+
+// Generation is the server's generation, also when a writer outside the
+// Controller published: then Current lags behind it.
+func TestGenerationIsTheServersGeneration(t *testing.T) {
+	srv := newServer(t)
+	c := control.New(srv, control.Options{})
+	_, err := c.Apply(latest(docConcurrency2))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), c.Generation())
+	_, err = srv.Reconfigure(1, server.Settings{})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), c.Generation())
+	assert.Equal(t, uint64(1), c.Current().Generation)
+}

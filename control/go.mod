@@ -9,6 +9,7 @@ require (
 	github.com/sluicerpc/sluice/server v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
+	go.yaml.in/yaml/v3 v3.0.6
 )
 
 require (
@@ -21,7 +22,6 @@ require (
 	github.com/sluicerpc/sluice/message v0.0.0 // indirect
 	github.com/sluicerpc/sluice/protocol v0.0.0 // indirect
 	github.com/sluicerpc/sluice/spi v0.0.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.6 // indirect
 )
 
 replace (

@@ -6,6 +6,7 @@
 //	sluice conformance --plugin PATH ...  run the conformance suite against a plugin binary
 //	sluice serve [flags]                  serve the echo service
 //	sluice call [flags]                   call a method or open a stream, or load it
+//	sluice admin get|status|put|plan|disable  read or change a running server's configuration
 //	sluice help                           print this help
 package main
 
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runServeCommand(ctx, args[1:], stdout, stderr)
 	case "call":
 		return runCallCommand(ctx, args[1:], stdout, stderr)
+	case "admin":
+		return runAdminCommand(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
@@ -88,6 +91,8 @@ commands:
                echo/Repeat, echo/Collect, echo/Chat) over TCP or TLS, with
                connection, call and admission bounds
   call         call a method once or open a stream, or load it with -n and -c
+  admin        read and change a running server's configuration through its
+               admin API: sluice admin get|status|put FILE|plan FILE|disable
   help         print this help
 
 Run "sluice <command> -h" for a command's flags.
