@@ -5,18 +5,24 @@ go 1.26.0
 require (
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/sluicerpc/sluice/codecs v0.0.0
+	github.com/sluicerpc/sluice/etcdtest v0.0.0
 	github.com/sluicerpc/sluice/kernel v0.0.0
 	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0
 	github.com/sluicerpc/sluice/limiters/tokenbucket v0.0.0
 	github.com/sluicerpc/sluice/spi v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
+	go.uber.org/zap v1.27.1
+	google.golang.org/grpc v1.85.0
 )
 
 require (
 	github.com/andybalholm/brotli v1.3.0 // indirect
+	github.com/coreos/go-semver v0.3.1 // indirect
+	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
 	github.com/hashicorp/go-plugin v1.8.0 // indirect
 	github.com/hashicorp/yamux v0.1.2 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
@@ -25,11 +31,14 @@ require (
 	github.com/oklog/run v1.1.0 // indirect
 	github.com/sluicerpc/sluice/limiters/window v0.0.0 // indirect
 	github.com/sluicerpc/sluice/message v0.0.0 // indirect
-	golang.org/x/net v0.60.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
-	golang.org/x/text v0.42.0 // indirect
+	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
+	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect
+	go.uber.org/multierr v1.11.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
-	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	pgregory.net/rapid v1.3.0 // indirect
 )
@@ -40,9 +49,11 @@ require (
 	github.com/sluicerpc/sluice/conformance v0.0.0
 	github.com/sluicerpc/sluice/control v0.0.0
 	github.com/sluicerpc/sluice/endpointpolicy v0.0.0 // indirect
+	github.com/sluicerpc/sluice/etcdsource v0.0.0
 	github.com/sluicerpc/sluice/plugin v0.0.0
 	github.com/sluicerpc/sluice/protocol v0.0.0
 	github.com/sluicerpc/sluice/server v0.0.0
+	go.etcd.io/etcd/client/v3 v3.7.3
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 )
 
@@ -73,3 +84,7 @@ replace github.com/sluicerpc/sluice/codecs => ../../codecs
 replace github.com/sluicerpc/sluice/config => ../../config
 
 replace github.com/sluicerpc/sluice/control => ../../control
+
+replace github.com/sluicerpc/sluice/etcdsource => ../../etcdsource
+
+replace github.com/sluicerpc/sluice/etcdtest => ../../etcdtest
