@@ -1,6 +1,7 @@
 package control_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -12,7 +13,9 @@ import (
 	"github.com/sluicerpc/sluice/config"
 	"github.com/sluicerpc/sluice/control"
 	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/limiters/concurrency"
 	"github.com/sluicerpc/sluice/server"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 // A document becomes one Reconfigure: every part it sets is in force and
@@ -230,4 +233,42 @@ func TestGenerationIsTheServersGeneration(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(2), c.Generation())
 	assert.Equal(t, uint64(1), c.Current().Generation)
+}
+
+// A server built with its admission and no document: DisableAdmission
+// turns admission off and keeps every other setting exactly.
+func TestDisableAdmissionWithoutADocument(t *testing.T) {
+	mux := server.NewMux()
+	mux.HandleRaw("echo", "Say", func(_ context.Context, req []byte) ([]byte, error) { return req, nil })
+	srv, err := server.New(mux, server.Options{
+		Admission:   &kernel.Options{Global: kernel.Rule{Limits: []spi.Spec{concurrency.Spec(3)}}},
+		Calls:       server.CallCapacity{PerConnection: 7},
+		Compression: codecs.Config{Off: true},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+	c := control.New(srv, control.Options{})
+	before := []any{srv.CallCapacity(), srv.ConnectionLimits(), srv.GovernorLimits(), srv.Compression(), srv.StreamWindow()}
+
+	_, err = c.DisableAdmission(control.SourceAdmin, "test", 0)
+	require.ErrorIs(t, err, kernel.ErrPublicationConflict)
+	assert.True(t, srv.Admission().Enabled())
+
+	a, err := c.DisableAdmission(control.SourceAdmin, "test", 1)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), a.Generation)
+	assert.False(t, srv.Admission().Enabled())
+	assert.Equal(t, before, []any{srv.CallCapacity(), srv.ConnectionLimits(), srv.GovernorLimits(), srv.Compression(), srv.StreamWindow()})
+	assert.Nil(t, a.Document)
+
+	a, err = c.DisableAdmission(control.SourceAdmin, "test", 2)
+	require.NoError(t, err)
+	assert.True(t, a.Unchanged)
+	assert.Equal(t, uint64(2), srv.Admission().Generation())
+
+	_, err = c.Apply(latest(docConcurrency2))
+	require.NoError(t, err)
+	_, err = c.DisableAdmission(control.SourceAdmin, "test", 3)
+	require.ErrorIs(t, err, control.ErrDocumentInForce)
+	assert.True(t, srv.Admission().Enabled())
 }

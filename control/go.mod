@@ -6,7 +6,9 @@ require (
 	github.com/sluicerpc/sluice/codecs v0.0.0
 	github.com/sluicerpc/sluice/config v0.0.0
 	github.com/sluicerpc/sluice/kernel v0.0.0
+	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0
 	github.com/sluicerpc/sluice/server v0.0.0
+	github.com/sluicerpc/sluice/spi v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.6
@@ -16,12 +18,10 @@ require (
 	github.com/andybalholm/brotli v1.3.0 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/sluicerpc/sluice/endpointpolicy v0.0.0 // indirect
-	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0 // indirect
 	github.com/sluicerpc/sluice/limiters/tokenbucket v0.0.0 // indirect
 	github.com/sluicerpc/sluice/limiters/window v0.0.0 // indirect
 	github.com/sluicerpc/sluice/message v0.0.0 // indirect
 	github.com/sluicerpc/sluice/protocol v0.0.0 // indirect
-	github.com/sluicerpc/sluice/spi v0.0.0 // indirect
 )
 
 replace (

@@ -118,7 +118,16 @@ func (h *handler) deleteAdmission(w http.ResponseWriter, r *http.Request) {
 	}
 	cur := h.ctl.Current()
 	if cur.Document == nil {
-		writeError(w, http.StatusConflict, ErrorBody{Error: "no configuration document in force to remove server.admission from: the server runs the configuration it was started with; PUT a document without server.admission instead"})
+		// The configuration the server was built with: admission off,
+		// every other setting kept as it is.
+		a, err := h.ctl.DisableAdmission(control.SourceAdmin, r.RemoteAddr, expected)
+		if err != nil {
+			h.writeChangeError(w, err)
+			return
+		}
+		w.Header().Set("ETag", etag(a.Generation))
+		writeJSON(w, http.StatusOK, Result{Generation: a.Generation, Previous: expected, Unchanged: a.Unchanged,
+			Source: string(control.SourceAdmin), Origin: a.Origin, AppliedAt: a.At})
 		return
 	}
 	if cur.Generation != expected {

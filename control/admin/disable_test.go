@@ -9,6 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicerpc/sluice/config"
+	"github.com/sluicerpc/sluice/kernel"
+	"github.com/sluicerpc/sluice/limiters/concurrency"
+	"github.com/sluicerpc/sluice/server"
+	"github.com/sluicerpc/sluice/spi"
 )
 
 const docWithComments = `# the fleet's configuration
@@ -29,8 +33,8 @@ server:
 func TestDeleteAdmissionKeepsTheRest(t *testing.T) {
 	a := newAPI(t)
 	r := a.do(http.MethodDelete, "/v1/config/admission", nil, "If-Match", `"0"`)
-	assert.Equal(t, http.StatusConflict, r.code, "no document to remove it from")
-	assert.Contains(t, r.errBody(t).Error, "no configuration document in force")
+	assert.Equal(t, http.StatusOK, r.code, "no document, admission disabled already: unchanged")
+	assert.Equal(t, `"0"`, r.header.Get("ETag"))
 
 	require.Equal(t, http.StatusOK, a.put(docWithComments, `"0"`).code)
 	r = a.do(http.MethodDelete, "/v1/config/admission", nil)
@@ -85,4 +89,23 @@ func TestDeleteAdmissionOfAJSONDocument(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "application/json", cfg.ContentType)
 	assert.JSONEq(t, `{"version": 1, "server": {"calls": {"per_connection": 8}}}`, string(cfg.Document))
+}
+
+// A server built with its admission and no document in force: DELETE
+// turns admission off and keeps every other setting as it is.
+func TestDeleteAdmissionWithoutADocument(t *testing.T) {
+	a := newAPIOf(t, newServerWith(t, server.Options{
+		Admission: &kernel.Options{Global: kernel.Rule{Limits: []spi.Spec{concurrency.Spec(3)}}},
+		Calls:     server.CallCapacity{PerConnection: 7, PerServer: 70},
+	}))
+	r := a.do(http.MethodDelete, "/v1/config/admission", nil)
+	assert.Equal(t, http.StatusPreconditionRequired, r.code)
+	r = a.do(http.MethodDelete, "/v1/config/admission", nil, "If-Match", `"0"`)
+	assert.Equal(t, http.StatusPreconditionFailed, r.code)
+	assert.True(t, a.srv.Admission().Enabled(), "nothing changed")
+	r = a.do(http.MethodDelete, "/v1/config/admission", nil, "If-Match", `"1"`)
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	assert.Equal(t, `"2"`, r.header.Get("ETag"))
+	assert.False(t, a.srv.Admission().Enabled())
+	assert.Equal(t, server.CallCapacity{PerConnection: 7, PerServer: 70}, a.srv.CallCapacity(), "the rest is kept")
 }

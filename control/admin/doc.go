@@ -59,7 +59,9 @@
 //	DELETE /v1/config/admission
 //	  Disables admission: the document in force with server.admission
 //	  removed (every other field, and a YAML document's comments, kept),
-//	  applied like a PUT (If-Match required; the same results). 409 while
-//	  no document is in force (nothing to remove it from without changing
-//	  the rest). Admission already absent: 200 unchanged.
+//	  applied like a PUT (If-Match required; the same results). While no
+//	  document is in force (the server runs the configuration it was
+//	  built with), admission is turned off and every other setting kept
+//	  as it is (control.Controller.DisableAdmission). Admission already
+//	  off: 200 unchanged.
 package admin

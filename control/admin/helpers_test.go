@@ -31,20 +31,25 @@ type api struct {
 
 // newServer is a server of echo/Say and echo/Sleep, closed when the test
 // ends.
-func newServer(t *testing.T) *server.Server {
+func newServer(t *testing.T) *server.Server { return newServerWith(t, server.Options{}) }
+
+// newServerWith is newServer built with o.
+func newServerWith(t *testing.T, o server.Options) *server.Server {
 	t.Helper()
 	mux := server.NewMux()
 	mux.HandleRaw("echo", "Say", func(_ context.Context, req []byte) ([]byte, error) { return req, nil })
 	mux.HandleRaw("echo", "Sleep", func(ctx context.Context, _ []byte) ([]byte, error) { <-ctx.Done(); return nil, ctx.Err() })
-	srv, err := server.New(mux, server.Options{})
+	srv, err := server.New(mux, o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
 	return srv
 }
 
-func newAPI(t *testing.T) *api {
+func newAPI(t *testing.T) *api { return newAPIOf(t, newServer(t)) }
+
+// newAPIOf is the admin API of srv.
+func newAPIOf(t *testing.T, srv *server.Server) *api {
 	t.Helper()
-	srv := newServer(t)
 	ctl := control.New(srv, control.Options{})
 	h, err := admin.NewHandler(ctl, admin.Options{Token: []byte(token), MaxBodyBytes: 64 << 10})
 	require.NoError(t, err)
