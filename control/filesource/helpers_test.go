@@ -37,8 +37,8 @@ type harness struct {
 	log     *syncBuffer
 }
 
-// newHarness writes doc to dir/name (a plain file unless write is given:
-// it lays the file out itself) and starts a Source on it.
+// newHarness starts a Source on path, laid out by the test, with o's
+// logger, timer and hook replaced by the harness's.
 func newHarness(t *testing.T, path string, o filesource.Options) (*harness, error) {
 	t.Helper()
 	h := &harness{t: t, srv: newServer(t), path: path, quiet: make(chan time.Time), armed: make(chan time.Duration, 1000),
