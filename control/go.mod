@@ -3,6 +3,7 @@ module github.com/sluicerpc/sluice/control
 go 1.26.0
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/sluicerpc/sluice/codecs v0.0.0
 	github.com/sluicerpc/sluice/config v0.0.0
 	github.com/sluicerpc/sluice/kernel v0.0.0
@@ -22,6 +23,7 @@ require (
 	github.com/sluicerpc/sluice/limiters/window v0.0.0 // indirect
 	github.com/sluicerpc/sluice/message v0.0.0 // indirect
 	github.com/sluicerpc/sluice/protocol v0.0.0 // indirect
+	golang.org/x/sys v0.13.0 // indirect
 )
 
 replace (
