@@ -130,7 +130,7 @@ func (c *Controller) Apply(ch Change) (Applied, error) {
 		}
 		if c.cur.Doc != nil && c.cur.Generation == expected && reflect.DeepEqual(c.cur.Doc.Server, doc.Server) {
 			c.count(ch.Source).Unchanged++
-			c.o.Logger.Info("configuration unchanged", "source", ch.Source, "origin", ch.Origin, "generation", expected)
+			c.o.Logger.Info("configuration unchanged", changeAttrs(ch, "generation", expected)...)
 			out := c.cur
 			out.Unchanged = true
 			return out, nil
@@ -139,7 +139,7 @@ func (c *Controller) Apply(ch Change) (Applied, error) {
 		if err == nil {
 			c.cur = Applied{Generation: gen, Source: ch.Source, Origin: ch.Origin, Revision: ch.Revision, Document: ch.Document, Doc: doc, At: c.o.Now()}
 			c.count(ch.Source).Applied++
-			c.o.Logger.Info("configuration applied", "source", ch.Source, "origin", ch.Origin, "revision", ch.Revision, "generation", gen, "previous", expected)
+			c.o.Logger.Info("configuration applied", changeAttrs(ch, "generation", gen, "previous", expected)...)
 			return c.cur, nil
 		}
 		if ch.Latest && errors.Is(err, kernel.ErrPublicationConflict) && attempt < maxRetries {
@@ -194,8 +194,7 @@ func (c *Controller) parse(ch Change) (*config.Document, server.Settings, error)
 func (c *Controller) reject(ch Change, err error) error {
 	c.rejected = &Rejection{Source: ch.Source, Origin: ch.Origin, Revision: ch.Revision, At: c.o.Now(), Err: err}
 	c.count(ch.Source).Rejected++
-	c.o.Logger.Warn("configuration rejected; the configuration in force is kept", "source", ch.Source, "origin", ch.Origin,
-		"revision", ch.Revision, "generation", c.cur.Generation, "error", err)
+	c.o.Logger.Warn("configuration rejected; the configuration in force is kept", changeAttrs(ch, "generation", c.cur.Generation, "error", err)...)
 	return err
 }
 
@@ -214,4 +213,14 @@ func (a Applied) String() string {
 		return fmt.Sprintf("generation %d (the server's initial configuration)", a.Generation)
 	}
 	return fmt.Sprintf("generation %d from %s %s", a.Generation, a.Source, a.Origin)
+}
+
+// changeAttrs are the log attributes of ch (its revision only when it has
+// one), then more.
+func changeAttrs(ch Change, more ...any) []any {
+	out := []any{"source", ch.Source, "origin", ch.Origin}
+	if ch.Revision != 0 {
+		out = append(out, "revision", ch.Revision)
+	}
+	return append(out, more...)
 }

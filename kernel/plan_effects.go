@@ -39,8 +39,10 @@ func stateEffect(sp *StatePlan) string {
 		case sp.NewLimit > sp.OldLimit:
 			more := max(0, sp.NewLimit-sp.InUse)
 			return fmt.Sprintf("limit %d -> %d with %d active: %d more may enter now; %d waiters are woken in FIFO order first", sp.OldLimit, sp.NewLimit, sp.InUse, more, sp.Waiters)
-		case sp.NewLimit < sp.OldLimit:
+		case sp.NewLimit < sp.OldLimit && sp.InUse >= sp.NewLimit:
 			return fmt.Sprintf("limit %d -> %d with %d active: all %d finish, nobody is evicted; nobody new enters until fewer than %d are active", sp.OldLimit, sp.NewLimit, sp.InUse, sp.InUse, sp.NewLimit)
+		case sp.NewLimit < sp.OldLimit:
+			return fmt.Sprintf("limit %d -> %d with %d active: nobody is evicted; %d more may enter now", sp.OldLimit, sp.NewLimit, sp.InUse, sp.NewLimit-sp.InUse)
 		}
 		return fmt.Sprintf("parameters %v -> %v at the same limit %d: holders and waiters carry on", sp.Old, sp.New, sp.NewLimit)
 	}

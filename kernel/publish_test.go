@@ -175,3 +175,22 @@ func TestConcurrentPublishersFromOneGenerationOneWins(t *testing.T) {
 		}
 	}
 }
+
+// A shrink the holders fit under says how many more may enter; one they
+// do not fit under says that they finish and nobody new enters.
+func TestPlanOfAShrink(t *testing.T) {
+	f := newFixture(t)
+	gen := f.enable(globalOnly(4))
+	p := f.grant(f.say)
+	plan, err := f.k.PlanPublish(gen, ptr(globalOnly(2)))
+	require.NoError(t, err)
+	assert.Equal(t, "limit 4 -> 2 with 1 active: nobody is evicted; 1 more may enter now", plan.States[0].Effect)
+	q := f.grant(f.say)
+	plan, err = f.k.PlanPublish(gen, ptr(globalOnly(2)))
+	require.NoError(t, err)
+	assert.Equal(t, "limit 4 -> 2 with 2 active: all 2 finish, nobody is evicted; nobody new enters until fewer than 2 are active", plan.States[0].Effect)
+	p.Release()
+	q.Release()
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -63,6 +63,16 @@ func runAdminCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		fs.Usage()
 		return exitUsage
 	}
+	want := map[string]int{"get": 0, "status": 0, "put": 1, "plan": 1, "disable": 0}
+	if strings.HasPrefix(args[0], "-") {
+		// Flags before the command: "sluice admin -addr URL status".
+		for i, a := range args {
+			if _, ok := want[a]; ok && (i == 0 || !flagTakesValue(fs, args[i-1])) {
+				args = append([]string{a}, append(args[:i:i], args[i+1:]...)...)
+				break
+			}
+		}
+	}
 	cmd := args[0]
 	if cmd == "-h" || cmd == "-help" || cmd == "--help" || cmd == "help" {
 		fs.SetOutput(stdout)
@@ -77,7 +87,6 @@ func runAdminCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		return exitUsage
 	}
 	name := "sluice admin " + cmd
-	want := map[string]int{"get": 0, "status": 0, "put": 1, "plan": 1, "disable": 0}
 	n, known := want[cmd]
 	switch {
 	case !known:
@@ -351,4 +360,19 @@ func printJSON(w io.Writer, v any) error {
 	}
 	_, err = fmt.Fprintf(w, "%s\n", b)
 	return err
+}
+
+// flagTakesValue reports whether arg is a flag of fs, without "=", that
+// takes the next argument as its value (not a boolean flag).
+func flagTakesValue(fs *flag.FlagSet, arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	if name == arg || strings.Contains(name, "=") {
+		return false
+	}
+	f := fs.Lookup(name)
+	if f == nil {
+		return false
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return !ok || !b.IsBoolFlag()
 }

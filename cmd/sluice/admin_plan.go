@@ -40,7 +40,16 @@ func printPlan(w io.Writer, p *admin.Plan) {
 		if s.OldKind != "" && s.OldKind != s.Kind {
 			kind = s.OldKind + " -> " + s.Kind
 		}
-		fmt.Fprintf(w, "%s %s (%s, %s): limit %d -> %d, in use %d, waiting %d: %s\n", mark, s.Name, kind, s.Action, s.OldLimit, s.NewLimit, s.InUse, s.Waiters, s.Effect)
+		limit := fmt.Sprintf("limit %d -> %d", s.OldLimit, s.NewLimit)
+		switch s.Action {
+		case "create":
+			limit = fmt.Sprintf("limit %d", s.NewLimit)
+		case "retire":
+			limit = fmt.Sprintf("limit %d", s.OldLimit)
+		case "reuse":
+			limit = fmt.Sprintf("limit %d, unchanged", s.NewLimit)
+		}
+		fmt.Fprintf(w, "%s %s (%s, %s): %s, in use %d, waiting %d: %s\n", mark, s.Name, kind, s.Action, limit, s.InUse, s.Waiters, s.Effect)
 	}
 	if pp := p.Partition; pp != nil {
 		fmt.Fprintf(w, "partition %s (%s): %d keys, max %d -> %d, idle %s -> %s: %s\n", pp.Selector, pp.Action, pp.Keys, pp.OldMax, pp.NewMax, pp.OldIdle, pp.NewIdle, pp.Effect)

@@ -73,7 +73,7 @@ func TestAdminAgainstServe(t *testing.T) {
 	code, out, errOut = f.admin("plan", doc)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "plan against generation 0 (put with -if-match 0 applies exactly this); admission: enable\n")
-	assert.Regexp(t, `(?m)^\+ global/concurrency \(concurrency, create\): limit 0 -> 2, in use 0, waiting 0: .+$`, out)
+	assert.Regexp(t, `(?m)^\+ global/concurrency \(concurrency, create\): limit 2, in use 0, waiting 0: .+$`, out)
 	assert.Contains(t, out, "- Calls.PerConnection: 256\n+ Calls.PerConnection: 8\n  ")
 	code, out, errOut = f.admin("plan", "-json", doc)
 	require.Equal(t, exitOK, code, errOut)

@@ -98,7 +98,7 @@ func TestServeConfigFileHotReload(t *testing.T) {
 
 	saveConfig(t, path, concurrencyDoc)
 	require.Eventually(t, func() bool {
-		return strings.Contains(errOut.String(), `msg="configuration applied" source=file origin=`+path+` revision=0 generation=2`)
+		return strings.Contains(errOut.String(), `msg="configuration applied" source=file origin=`+path+` generation=2`)
 	}, 10*time.Second, time.Millisecond, errOut.String())
 	code, stdout, stderr = runCommand("call", "-addr", addr, "-data", "three")
 	assert.Equal(t, exitOK, code, "the new file has no rate limit: %s", stderr)
