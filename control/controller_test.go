@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -271,4 +273,59 @@ func TestDisableAdmissionWithoutADocument(t *testing.T) {
 	_, err = c.DisableAdmission(control.SourceAdmin, "test", 3)
 	require.ErrorIs(t, err, control.ErrDocumentInForce)
 	assert.True(t, srv.Admission().Enabled())
+}
+
+// racingKind is the built-in concurrency kind whose New, which the kernel
+// calls while it prepares a candidate (outside its locks), runs onNew
+// first: a writer outside the Controller publishes right then.
+type racingKind struct {
+	spi.LimiterKind
+	onNew func()
+}
+
+func (k *racingKind) New(p spi.Params, now time.Time) (spi.Limiter, error) {
+	if f := k.onNew; f != nil {
+		k.onNew = nil
+		f()
+	}
+	return k.LimiterKind.New(p, now)
+}
+
+// A Latest change that loses the race with a writer outside the
+// Controller (it publishes between the Controller's read of the
+// generation and its publication) is planned again from the new
+// generation, and then applied in full; an admin change in the same spot
+// is refused (it was derived from a generation that is gone).
+func TestALatestChangeThatLosesARaceIsPlannedAgain(t *testing.T) {
+	base, err := spi.DefaultRegistry.Lookup(concurrency.KindName)
+	require.NoError(t, err)
+	kind := &racingKind{LimiterKind: base}
+	var reg spi.Registry
+	reg.MustRegister(kind)
+	mux := server.NewMux()
+	mux.HandleRaw("echo", "Say", func(_ context.Context, req []byte) ([]byte, error) { return req, nil })
+	srv, err := server.New(mux, server.Options{Registry: &reg})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+	c := control.New(srv, control.Options{})
+
+	// The outside writer publishes to the kernel directly (the server's
+	// Reconfigure, which the Controller is inside, is serialized with it).
+	outside := func() {
+		_, err := srv.Admission().Publish(srv.Admission().Generation(), nil)
+		require.NoError(t, err)
+	}
+	kind.onNew = outside
+	a, err := c.Apply(latest(docConcurrency2))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), a.Generation, "the outside writer's generation 1, then the document's")
+	assert.Equal(t, 8, srv.CallCapacity().PerConnection, "the document in full")
+	assert.True(t, srv.Admission().Enabled(), "over the outside writer's change")
+	assert.Equal(t, uint64(1), c.Status().Counts[control.SourceFile].Retried)
+
+	kind.onNew = outside
+	_, err = c.Apply(control.Change{Source: control.SourceAdmin, Expected: a.Generation, Document: []byte(strings.Replace(docConcurrency2, "limit: 2", "limit: 3", 1))})
+	require.ErrorIs(t, err, kernel.ErrPublicationConflict)
+	assert.False(t, srv.Admission().Enabled(), "the admin change lost, and left the outside writer's change alone")
+	assert.Equal(t, a.Generation+1, srv.Admission().Generation())
 }

@@ -42,7 +42,9 @@ type Settings struct {
 // request that starts between the publication and the last setter sees
 // the new admission with some earlier bounds.
 //
-// Reconfigure calls are serialized with each other and with the setters.
+// Reconfigure calls are serialized with each other and with the setters
+// (the limiter kinds' and selectors' callbacks the kernel runs while it
+// prepares the candidate must not call them back).
 // Writers that also call the setters or the kernel directly make the
 // configuration a mix: a manager that owns the configuration (a file, an
 // admin API, etcd) should be its only writer.
