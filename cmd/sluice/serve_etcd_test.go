@@ -190,7 +190,9 @@ func converge(t *testing.T, cli *clientv3.Client, fleet []*fleetMember, doc stri
 
 // Three "sluice serve" processes on one etcd key converge on every put,
 // an etcd restart in the middle included; the test reports the
-// convergence times, each under the 1s on loopback.
+// convergence times, each under the 1s on loopback, measured from
+// before the put (from its answer the figure can be negative: a server's
+// log line may be read before the put's answer reaches the test).
 func TestFleetConvergesThroughEtcd(t *testing.T) {
 	bin := pluginBinary(t, "sluice", "github.com/sluicerpc/sluice/cmd/sluice")
 	e := etcdtest.Start(t)
@@ -205,12 +207,12 @@ func TestFleetConvergesThroughEtcd(t *testing.T) {
 
 	took, sinceStart, rev, gens := converge(t, cli, fleet, etcdDoc(3))
 	t.Logf("fleet of %d converged on revision %d (generations %v) %v after the put returned (%v after it began)", len(fleet), rev, gens, took, sinceStart)
-	assert.Less(t, took, time.Second, "convergence after a put")
+	assert.Less(t, sinceStart, time.Second, "convergence after a put (measured from before it: the stricter bound)")
 
 	e.Restart()
 	took, sinceStart, rev, gens = converge(t, cli, fleet, etcdDoc(4))
 	t.Logf("after an etcd restart, fleet of %d converged on revision %d (generations %v) %v after the put returned (%v after it began)", len(fleet), rev, gens, took, sinceStart)
-	assert.Less(t, took, time.Second, "convergence after a put following an etcd restart")
+	assert.Less(t, sinceStart, time.Second, "convergence after a put following an etcd restart (measured from before it)")
 
 	for _, m := range fleet {
 		m.stop(t)
