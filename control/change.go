@@ -54,7 +54,10 @@ type Applied struct {
 	At time.Time
 	// Unchanged is set on the result of an Apply whose document equals
 	// the one in force: nothing was published, the generation is the
-	// same.
+	// same, and the configuration in force now names this change as its
+	// source, origin, revision and document (they describe the same
+	// configuration): a server whose etcd revision equals the file it
+	// runs reports that revision.
 	Unchanged bool
 }
 

@@ -131,6 +131,10 @@ func (c *Controller) Apply(ch Change) (Applied, error) {
 		if c.cur.Doc != nil && c.cur.Generation == expected && reflect.DeepEqual(c.cur.Doc.Server, doc.Server) {
 			c.count(ch.Source).Unchanged++
 			c.o.Logger.Info("configuration unchanged", changeAttrs(ch, "generation", expected)...)
+			// The same configuration, now also this change's: it is the one
+			// to report (an etcd revision equal to the file in force is the
+			// revision the server runs), at the same generation.
+			c.cur.Source, c.cur.Origin, c.cur.Revision, c.cur.Document, c.cur.Doc = ch.Source, ch.Origin, ch.Revision, ch.Document, doc
 			out := c.cur
 			out.Unchanged = true
 			return out, nil

@@ -329,3 +329,22 @@ func TestALatestChangeThatLosesARaceIsPlannedAgain(t *testing.T) {
 	assert.False(t, srv.Admission().Enabled(), "the admin change lost, and left the outside writer's change alone")
 	assert.Equal(t, a.Generation+1, srv.Admission().Generation())
 }
+
+// An etcd revision equal to the file in force publishes nothing, and the
+// configuration in force reports it: the server runs that revision.
+func TestAnUnchangedChangeBecomesTheReportedSource(t *testing.T) {
+	srv := newServer(t)
+	c := control.New(srv, control.Options{})
+	a, err := c.Apply(latest(docConcurrency2))
+	require.NoError(t, err)
+	etcd := control.Change{Source: control.SourceEtcd, Origin: "/sluice/config@7", Revision: 7, Name: "/sluice/config", Document: []byte("# from etcd\n" + docConcurrency2), Latest: true}
+	b, err := c.Apply(etcd)
+	require.NoError(t, err)
+	assert.True(t, b.Unchanged)
+	assert.Equal(t, a.Generation, b.Generation)
+	cur := c.Current()
+	assert.Equal(t, control.SourceEtcd, cur.Source)
+	assert.Equal(t, int64(7), cur.Revision)
+	assert.Equal(t, etcd.Document, cur.Document)
+	assert.Equal(t, a.Generation, srv.Admission().Generation())
+}
