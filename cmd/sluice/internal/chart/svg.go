@@ -16,8 +16,9 @@ const (
 	height      = 600
 	marginLeft  = 80
 	marginRight = 90
-	legendTop   = 78
-	plotTop     = 104
+	legendTop   = 78 // the first legend row's middle
+	legendRow   = 18
+	headroom    = 1.08 // the axes' tops leave room above the data
 	fontFamily  = "DejaVu Sans, Arial, Helvetica, sans-serif"
 	axisColor   = "#333333"
 	gridColor   = "#e4e4e4"
@@ -99,10 +100,11 @@ func (f frame) py(v float64, right bool) float64 {
 
 func (c *Chart) document() *node {
 	footerLines := len(c.Footer)
+	legend, rows := c.legend()
 	f := frame{
 		x0: c.X[0], x1: c.X[len(c.X)-1],
 		left: marginLeft, right: width - marginRight,
-		top: plotTop, bottom: float64(height - 56 - 16*footerLines),
+		top: legendTop + float64(rows)*legendRow, bottom: float64(height - 56 - 16*footerLines),
 	}
 	var leftMax, rightMax float64
 	for _, s := range c.Series {
@@ -119,8 +121,8 @@ func (c *Chart) document() *node {
 		}
 	}
 	var leftStep, rightStep float64
-	f.leftTop, leftStep = axisMax(leftMax, maxYTicks)
-	f.rightTop, rightStep = axisMax(rightMax, maxYTicks)
+	f.leftTop, leftStep = axisMax(leftMax*headroom, maxYTicks)
+	f.rightTop, rightStep = axisMax(rightMax*headroom, maxYTicks)
 
 	svg := el("svg", "xmlns", "http://www.w3.org/2000/svg", "version", "1.1",
 		"width", strconv.Itoa(width), "height", strconv.Itoa(height),
@@ -170,7 +172,7 @@ func (c *Chart) document() *node {
 	}
 	svg.add(series)
 
-	svg.add(c.legend())
+	svg.add(legend)
 	for i, s := range c.Footer {
 		svg.add(text(marginLeft, float64(height-16*footerLines+12+16*i)-8, s, "fill", "#555555", "font-family", "DejaVu Sans Mono, Menlo, Consolas, monospace"))
 	}
@@ -231,30 +233,40 @@ func (c *Chart) axes(f frame, leftStep, rightStep float64) *node {
 	return g
 }
 
-// legend is one row of swatches above the plot.
-func (c *Chart) legend() *node {
+// legend is the rows of swatches above the plot, and how many rows.
+func (c *Chart) legend() (*node, int) {
 	g := el("g", "id", "legend", "fill", axisColor)
-	x := float64(marginLeft)
-	item := func(swatch *node, name string) {
-		g.add(swatch, text(x+30, legendTop+4, name))
-		x += 30 + 7*float64(len([]rune(name))) + 24
+	x, y, rows := float64(marginLeft), float64(legendTop), 1
+	item := func(swatch func(x, y float64) *node, name string) {
+		w := 30 + 7*float64(len([]rune(name))) // an estimate: 12px sans-serif
+		if x > marginLeft && x+w > width-marginRight {
+			x, y, rows = marginLeft, y+legendRow, rows+1
+		}
+		g.add(swatch(x, y), text(x+30, y+4, name))
+		x += w + 20
 	}
 	for _, s := range c.Series {
-		line := el("line", "x1", num(x), "y1", num(legendTop), "x2", num(x+24), "y2", num(legendTop), "stroke", s.Color, "stroke-width", "3")
-		if s.Dashed {
-			line.Attrs = append(line.Attrs, xml.Attr{Name: xml.Name{Local: "stroke-dasharray"}, Value: "6,3"})
-		}
 		name := s.Name
 		if s.Right {
 			name += " (right axis)"
 		}
-		item(line, name)
+		item(func(x, y float64) *node {
+			line := el("line", "x1", num(x), "y1", num(y), "x2", num(x+24), "y2", num(y), "stroke", s.Color, "stroke-width", "3")
+			if s.Dashed {
+				line.Attrs = append(line.Attrs, xml.Attr{Name: xml.Name{Local: "stroke-dasharray"}, Value: "6,3"})
+			}
+			return line
+		}, name)
 	}
 	if len(c.Bands) > 0 && c.BandLabel != "" {
-		item(el("rect", "x", num(x), "y", num(legendTop-6), "width", "24", "height", "12", "fill", bandColor, "stroke", "#bbbbbb"), c.BandLabel)
+		item(func(x, y float64) *node {
+			return el("rect", "x", num(x), "y", num(y-6), "width", "24", "height", "12", "fill", bandColor, "stroke", "#bbbbbb")
+		}, c.BandLabel)
 	}
 	if len(c.Markers) > 0 {
-		item(el("line", "x1", num(x+12), "y1", num(legendTop-8), "x2", num(x+12), "y2", num(legendTop+8), "stroke", markerColor, "stroke-dasharray", "3,3"), "update (step, generation)")
+		item(func(x, y float64) *node {
+			return el("line", "x1", num(x+12), "y1", num(y-8), "x2", num(x+12), "y2", num(y+8), "stroke", markerColor, "stroke-dasharray", "3,3")
+		}, "update (step · generation)")
 	}
-	return g
+	return g, rows
 }
