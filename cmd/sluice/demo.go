@@ -21,8 +21,8 @@ import (
 	"github.com/sluicerpc/sluice/spi"
 )
 
-// demoOptions configures the demo. The command line sets Workers, Seed and
-// Step; tests may shorten the rest.
+// demoOptions configures the demo. The command line sets Workers, Seed,
+// Step, RateStep and SVG; tests may shorten the rest.
 type demoOptions struct {
 	Workers int           // worker goroutines
 	Seed    uint64        // seed of every worker's random source
@@ -41,6 +41,8 @@ type demoOptions struct {
 	WaitBound time.Duration
 	// DrainTimeout bounds the final Drain.
 	DrainTimeout time.Duration
+	// SVG is the path the chart is written to; empty: no chart.
+	SVG string
 }
 
 func defaultDemoOptions() demoOptions {
@@ -54,6 +56,7 @@ func defaultDemoOptions() demoOptions {
 		HoldMax:      12 * time.Millisecond,
 		WaitBound:    2 * time.Second,
 		DrainTimeout: 5 * time.Second,
+		SVG:          "demo.svg",
 	}
 }
 
@@ -84,6 +87,13 @@ func (o demoOptions) sampleEvery() time.Duration {
 	return o.Step / 2
 }
 
+// chartEvery is the interval between the chart's samples: two thirds of
+// the shorter of the sample rows' and the rate windows' intervals (100ms
+// by default), so that each row and each rate window spans more than one.
+func (o demoOptions) chartEvery() time.Duration {
+	return max(min(o.sampleEvery(), o.rateWindow())*2/3, time.Millisecond)
+}
+
 // rateWindow is the interval between the rows of the rate phase.
 func (o demoOptions) rateWindow() time.Duration { return o.RateStep / rateWindows }
 
@@ -100,8 +110,12 @@ var (
 	queueNarrow = kernel.QueuePolicy{MaxQueuedCalls: 1, MaxQueuedBytes: 64 << 10, MaxQueueDelay: 50 * time.Millisecond}
 )
 
-// demoConfig builds a complete candidate: a Global concurrency limit, a
-// queue policy, and a concurrency rule on Checkout when checkout > 0.
+// demoConfig builds a complete candidate in Go: a Global concurrency
+// limit, a queue policy, and a concurrency rule on Checkout when
+// checkout > 0. It is the program a demoDoc without a rate describes: the
+// observer's tests use it, and the demo's tests check that every document
+// of the scenario converts to it (the demo itself tells the observer what
+// the document converts to).
 func demoConfig(global int64, q kernel.QueuePolicy, checkout int64) kernel.Options {
 	o := kernel.Options{
 		Global: kernel.Rule{Limits: []spi.Spec{concurrency.Spec(global)}},
@@ -132,6 +146,11 @@ type demoResult struct {
 	// the first ones.
 	UnexpectedErrors   int64
 	UnexpectedExamples []string
+	// Updates are the changes applied through the admin API, in order,
+	// with the generation each PUT or DELETE answered; ChartSamples is
+	// the number of samples the chart drew (0 without a chart).
+	Updates      []demoUpdate
+	ChartSamples int
 }
 
 // OK reports whether every invariant held and no call ended with an
@@ -148,13 +167,18 @@ func (r demoResult) InvariantsLine() string {
 
 // demo is one run of the scenario.
 type demo struct {
-	opts     demoOptions
-	srv      *server.Server
-	cli      *client.Client
-	addr     string
-	served   chan error
-	k        *kernel.Kernel // the server's admission kernel
-	obs      *observer
+	opts   demoOptions
+	srv    *server.Server
+	cli    *client.Client
+	addr   string
+	served chan error
+	k      *kernel.Kernel // the server's admission kernel: read (Stats), never written
+	adm    *demoAdmin     // the admin API: every change of the scenario goes through it
+	obs    *observer
+	chart  chartRecorder
+	// step is the name of the step in progress (the scenario's
+	// goroutine only).
+	step     string
 	tl       *timeline
 	browse   kernel.MethodID
 	checkout kernel.MethodID
@@ -174,6 +198,9 @@ type demo struct {
 	// rateRows is set during the rate phase, which prints its own rows:
 	// the sampler is quiet.
 	rateRows atomic.Bool
+	// bucketInForce is the Global token bucket's rate in force, per
+	// second (0: none), set when a change's answer arrived.
+	bucketInForce atomic.Int64
 }
 
 func newDemo(w io.Writer, opts demoOptions) (*demo, error) {
@@ -200,7 +227,8 @@ func newDemo(w io.Writer, opts demoOptions) (*demo, error) {
 	return d, nil
 }
 
-// start serves the shop service on a loopback port and dials it.
+// start serves the shop service on a loopback port, starts its admin API
+// on another, and dials the service.
 func (d *demo) start() error {
 	l, err := listen("127.0.0.1:0")
 	if err != nil {
@@ -208,10 +236,22 @@ func (d *demo) start() error {
 	}
 	d.addr = l.Addr().String()
 	go func() { d.served <- d.srv.Serve(l) }()
+	if d.adm, err = startDemoAdmin(d.srv); err != nil {
+		_ = d.srv.Close()
+		<-d.served
+		return fmt.Errorf("admin API: %w", err)
+	}
+	if d.adm.gen != d.obs.currentEpoch() {
+		d.adm.stop()
+		_ = d.srv.Close()
+		<-d.served
+		return fmt.Errorf("admin API: the server starts at generation %d, the observer at epoch %d", d.adm.gen, d.obs.currentEpoch())
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.WaitBound)
 	defer cancel()
 	d.cli, err = client.Dial(ctx, []string{d.addr}, client.Options{Dialer: dialer})
 	if err != nil {
+		d.adm.stop()
 		_ = d.srv.Close()
 		<-d.served
 		return err
@@ -237,6 +277,8 @@ func runDemo(ctx context.Context, w io.Writer, opts demoOptions) (demoResult, er
 	}
 	d.tl.printf("sluice demo: service %s (Browse, Checkout) served on %s, %d client workers, seed %d, step %s, rate step %s",
 		demoService, d.addr, opts.Workers, opts.Seed, opts.Step, opts.RateStep)
+	d.tl.printf("admin API on http://%s (random token): each step is a configuration document, PUT /v1/config with If-Match the generation in force",
+		d.adm.addr)
 	d.tl.header()
 
 	// Workers are stopped by finish, not by ctx, so an interrupted run
@@ -249,14 +291,18 @@ func runDemo(ctx context.Context, w io.Writer, opts demoOptions) (demoResult, er
 	sampleCtx, stopSampling := context.WithCancel(context.Background())
 	var sampler sync.WaitGroup
 	sampler.Go(func() { d.sample(sampleCtx) })
+	sampler.Go(func() { d.record(sampleCtx) })
 
 	scriptErr := d.script(ctx)
 
 	stopSampling()
 	sampler.Wait()
 	res, finishErr := d.finish(stopWork, &workers)
-	d.report(res)
-	return res, errors.Join(scriptErr, finishErr, d.tl.Err())
+	_, res.Updates = d.chart.snapshot()
+	var chartErr error
+	res.ChartSamples, chartErr = d.writeChart(res)
+	d.report(res, chartErr)
+	return res, errors.Join(scriptErr, finishErr, chartErr, d.tl.Err())
 }
 
 // worker calls Browse or Checkout (three in ten) over the client, asking
@@ -398,6 +444,7 @@ func (d *demo) script(ctx context.Context) error {
 			return fmt.Errorf("interrupted before step %q: %w", s.name, err)
 		}
 		d.errs.stepStarts(s.name)
+		d.step = s.name
 		note, err := s.run(ctx)
 		if err != nil {
 			return fmt.Errorf("step %q: %w", s.name, err)
@@ -414,15 +461,15 @@ func (d *demo) steps() []scenarioStep {
 			return "workers bypass admission", nil
 		}},
 		{"2 enable global=4", func(context.Context) (string, error) {
-			return "queue calls=8 bytes=64KiB delay=50ms", d.enable(demoConfig(4, queueWide, 0))
+			return "queue calls=8 bytes=64KiB delay=50ms", d.apply(demoDoc{Global: 4, Queue: queueWide}, false)
 		}},
 		{"3 grow global=8", func(context.Context) (string, error) {
-			return "exactly 4 more may enter; waiters are woken", d.update(demoConfig(8, queueWide, 0))
+			return "exactly 4 more may enter; waiters are woken", d.apply(demoDoc{Global: 8, Queue: queueWide}, false)
 		}},
 		{"4 shrink global=2", func(ctx context.Context) (string, error) {
 			met := d.waitFor(ctx, func() bool { return d.obs.holders("global") > 2 })
 			before := d.obs.holders("global")
-			if err := d.update(demoConfig(2, queueWide, 0)); err != nil {
+			if err := d.apply(demoDoc{Global: 2, Queue: queueWide}, true); err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("%d active at the shrink; they finish, nobody new enters until active < 2", before) + d.unmet(met), nil
@@ -430,17 +477,17 @@ func (d *demo) steps() []scenarioStep {
 		{"5 shrink queue calls=1", func(ctx context.Context) (string, error) {
 			met := d.waitFor(ctx, func() bool { return d.k.Stats().QueuedCalls >= 2 })
 			before := d.k.Stats().QueuedCalls
-			if err := d.update(demoConfig(2, queueNarrow, 0)); err != nil {
+			if err := d.apply(demoDoc{Global: 2, Queue: queueNarrow}, true); err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("%d queued at the shrink; none evicted, new waiters refused until < 1", before) + d.unmet(met), nil
 		}},
 		{"6a add rule Checkout=1", func(context.Context) (string, error) {
-			return "method shop/Checkout concurrency 1", d.update(demoConfig(2, queueNarrow, 1))
+			return "method shop/Checkout concurrency 1", d.apply(demoDoc{Global: 2, Queue: queueNarrow, Checkout: 1}, false)
 		}},
 		{"6b remove rule Checkout", func(context.Context) (string, error) {
 			peak := d.obs.peak(checkoutScope)
-			return fmt.Sprintf("Checkout peak under the rule: %d", peak), d.update(demoConfig(2, queueNarrow, 0))
+			return fmt.Sprintf("Checkout peak under the rule: %d", peak), d.apply(demoDoc{Global: 2, Queue: queueNarrow}, true)
 		}},
 		{"7 disable", func(ctx context.Context) (string, error) {
 			want := int64(d.opts.LongHolders)
@@ -454,7 +501,7 @@ func (d *demo) steps() []scenarioStep {
 		}},
 		{"8 re-enable global=2", func(context.Context) (string, error) {
 			held := d.longHeld.Load()
-			if err := d.enable(demoConfig(2, queueWide, 0)); err != nil {
+			if err := d.apply(demoDoc{Global: 2, Queue: queueWide}, true); err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("%d permits from before Disable still held and counted", held), nil
@@ -493,47 +540,68 @@ func (d *demo) waitFor(ctx context.Context, cond func() bool) bool {
 	return true
 }
 
-// enable, update, updateRate and disable log the publication in the
-// observer (which bumps the epoch) before making it, tell it when the call
-// returned, and check that the kernel's generation is the epoch.
-func (d *demo) enable(o kernel.Options) error {
+// apply applies c through the admin API: its dry run first when plan is
+// set (printed before the step's row), then PUT /v1/config with If-Match
+// the generation in force. The observer logs the program (as the server's
+// Controller converts the same document) before the request is sent,
+// which bumps its epoch, and is told when the answer arrived; the answer's
+// generation must be that epoch.
+func (d *demo) apply(c demoDoc, plan bool) error {
+	o, err := c.options()
+	if err != nil {
+		return fmt.Errorf("the demo's document does not convert: %w", err)
+	}
+	if plan {
+		p, err := d.adm.plan(c.YAML())
+		if err != nil {
+			return err
+		}
+		lines, err := planLines(p)
+		if err != nil {
+			return err
+		}
+		for i, l := range lines {
+			lines[i] = "              " + l // under the step column
+		}
+		d.tl.lines(lines)
+	}
 	d.errs.admission.Store(true) // before any program can refuse
-	e := d.obs.publishing(&o)
-	gen, err := d.k.Enable(o)
+	var e uint64
+	if c.Rate != nil {
+		d.errs.rate.Store(true) // before any bucket can refuse
+		e = d.obs.publishingRate(&o, *c.Rate)
+	} else {
+		e = d.obs.publishing(&o)
+	}
+	gen, err := d.adm.put(c.YAML())
 	d.obs.published(e)
-	return published("Enable", e, gen, err)
+	return d.published(e, gen, err, c.Rate, true)
 }
 
-func (d *demo) update(o kernel.Options) error {
-	e := d.obs.publishing(&o)
-	gen, err := d.k.Update(d.k.Generation(), o)
-	d.obs.published(e)
-	return published("Update", e, gen, err)
-}
-
-// updateRate is update for a candidate whose Global rule carries b.
-func (d *demo) updateRate(o kernel.Options, b bucket) error {
-	d.errs.rate.Store(true) // before any bucket can refuse
-	e := d.obs.publishingRate(&o, b)
-	gen, err := d.k.Update(d.k.Generation(), o)
-	d.obs.published(e)
-	return published("Update", e, gen, err)
-}
-
+// disable disables admission through the admin API (DELETE
+// /v1/config/admission), logged in the observer like apply.
 func (d *demo) disable() error {
 	e := d.obs.publishing(nil)
-	gen, err := d.k.Disable()
+	gen, err := d.adm.disable()
 	d.obs.published(e)
-	return published("Disable", e, gen, err)
+	return d.published(e, gen, err, nil, false)
 }
 
-func published(op string, epoch, gen uint64, err error) error {
+// published checks that the change published the observer's epoch and
+// records it for the chart.
+func (d *demo) published(epoch, gen uint64, err error, rate *bucket, enabled bool) error {
 	if err != nil {
-		return fmt.Errorf("%s (epoch %d): %s: %w", op, epoch, kernel.OutcomeOf(err), err)
+		return fmt.Errorf("epoch %d: %w", epoch, err)
 	}
 	if gen != epoch {
-		return fmt.Errorf("%s published generation %d but the observer logged epoch %d", op, gen, epoch)
+		return fmt.Errorf("the admin API published generation %d but the observer logged epoch %d", gen, epoch)
 	}
+	var perSecond int64
+	if rate != nil {
+		perSecond = rate.PerSecond
+	}
+	d.bucketInForce.Store(perSecond)
+	d.chart.update(demoUpdate{Step: d.step, Generation: gen, Enabled: enabled, At: time.Now()})
 	return nil
 }
 
@@ -543,6 +611,7 @@ func (d *demo) finish(stopWork context.CancelFunc, workers *sync.WaitGroup) (dem
 	stopWork()
 	d.releaseLongHolders()
 	workers.Wait()
+	d.adm.stop()
 
 	// The client's calls have ended; the server's end as their contexts
 	// are cancelled. Stop seals admission (queued requests end
@@ -621,7 +690,7 @@ func counterProblems(st kernel.Stats, drained bool) []string {
 
 // report prints the summary below the table, ending with the invariants
 // line.
-func (d *demo) report(res demoResult) {
+func (d *demo) report(res demoResult, chartErr error) {
 	var reasons []string
 	for i := range d.errs.refusals {
 		if n := d.errs.refusals[i].Load(); n > 0 {
@@ -646,6 +715,12 @@ func (d *demo) report(res demoResult) {
 	}
 	for _, ex := range res.UnexpectedExamples {
 		d.tl.printf("unexpected error: %s", ex)
+	}
+	switch {
+	case chartErr != nil:
+		d.tl.printf("chart not written: %v", chartErr)
+	case d.opts.SVG != "":
+		d.tl.printf("chart: %s (%d samples, %d updates marked)", d.opts.SVG, res.ChartSamples, len(res.Updates))
 	}
 	d.tl.printf("%s", res.InvariantsLine())
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -134,11 +135,13 @@ func (w *cutOnWrite) String() string {
 func TestDemoFailsOnUnexpectedErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		onPipeNetwork(t)
+		dir := t.TempDir()
+		t.Chdir(dir)
 		p := &partition{}
 		p.install(t)
 		out := &cutOnWrite{marker: "3 grow global=8", p: p}
 		var errOut bytes.Buffer
-		code := run(context.Background(), []string{"demo", "-workers", "8", "-step", "40ms", "-rate-step", "160ms"}, out, &errOut)
+		code := run(context.Background(), []string{"demo", "-workers", "8", "-step", "40ms", "-rate-step", "160ms", "-svg", ""}, out, &errOut)
 		text := out.String()
 		require.True(t, p.cut, text)
 		assert.Equal(t, exitFail, code, "stdout:\n%s\nstderr:\n%s", text, errOut.String())
@@ -147,5 +150,8 @@ func TestDemoFailsOnUnexpectedErrors(t *testing.T) {
 		assert.Regexp(t, regexp.MustCompile(`invariants: over_admissions=0 counters_zero=true rate_over=0 unexpected_errors=[1-9]\d*$`), lastLine(text),
 			"admission kept its invariants; the errors alone fail the run")
 		assert.False(t, strings.Contains(text, "unexpected_errors=0"))
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Empty(t, entries, `-svg "" writes no chart`)
 	})
 }

@@ -31,9 +31,10 @@ func (b bucket) String() string { return fmt.Sprintf("%d/s burst %d", b.PerSecon
 // that the bucket is what limits them.
 const rateGlobal = 8
 
-// rateConfig is the candidate of the rate phase: the Global concurrency
-// limit and the bucket b, and the wide queue (a request refused by the
-// bucket waits for its retry time, up to the queue delay).
+// rateConfig is the candidate of the rate phase in Go (see demoConfig):
+// the Global concurrency limit and the bucket b, and the wide queue (a
+// request refused by the bucket waits for its retry time, up to the queue
+// delay).
 func rateConfig(b bucket) kernel.Options {
 	o := demoConfig(rateGlobal, queueWide, 0)
 	o.Global.Limits = append(o.Global.Limits, b.spec())
@@ -71,7 +72,9 @@ func (d *demo) ratePhase(ctx context.Context) error {
 			return fmt.Errorf("interrupted before step %q: %w", s.name, err)
 		}
 		d.errs.stepStarts(s.name)
-		if err := d.updateRate(rateConfig(s.b), s.b); err != nil {
+		d.step = s.name
+		b := s.b
+		if err := d.apply(demoDoc{Global: rateGlobal, Queue: queueWide, Rate: &b}, i > 0); err != nil {
 			return fmt.Errorf("step %q: %w", s.name, err)
 		}
 		t0 := time.Now()

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/xml"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -48,6 +50,7 @@ func shortDemoOptions() demoOptions {
 	o.Workers = 8
 	o.Step = 40 * time.Millisecond
 	o.RateStep = 160 * time.Millisecond
+	o.SVG = ""
 	return o
 }
 
@@ -68,10 +71,14 @@ func lastLine(s string) string {
 // down but cannot change what it sees.
 func onPipeNetwork(t *testing.T) {
 	n := servertest.NewNetwork()
-	prevListen, prevDialer := listen, dialer
+	prevListen, prevDialer, prevAdminListen, prevAdminDial := listen, dialer, adminListen, adminDial
 	listen = func(addr string) (net.Listener, error) { return n.Listen(addr) }
 	dialer = n.Dial
-	t.Cleanup(func() { listen, dialer = prevListen, prevDialer })
+	adminListen = func(string) (net.Listener, error) { return n.Listen("") }
+	adminDial = n.Dial
+	t.Cleanup(func() {
+		listen, dialer, adminListen, adminDial = prevListen, prevDialer, prevAdminListen, prevAdminDial
+	})
 }
 
 func TestDemoShortRunKeepsInvariants(t *testing.T) {
@@ -81,7 +88,9 @@ func TestDemoShortRunKeepsInvariants(t *testing.T) {
 func testDemoShortRunKeepsInvariants(t *testing.T) {
 	onPipeNetwork(t)
 	var out bytes.Buffer
-	res, err := runDemo(context.Background(), &out, shortDemoOptions())
+	opts := shortDemoOptions()
+	opts.SVG = filepath.Join(t.TempDir(), "demo.svg")
+	res, err := runDemo(context.Background(), &out, opts)
 	require.NoError(t, err)
 	text := out.String()
 	assert.True(t, res.OK(), "result %+v\n%s", res, text)
@@ -112,6 +121,151 @@ func testDemoShortRunKeepsInvariants(t *testing.T) {
 	assert.Positive(t, res.RateGrants)
 	assert.Contains(t, text, "rate check: ")
 	assert.Contains(t, text, "closest approach")
+
+	// Every change went through the admin API, one generation each, in
+	// order; the subtle ones show their dry run first.
+	assert.Equal(t, publishingSteps, updateSteps(res.Updates))
+	for i, u := range res.Updates {
+		assert.Equal(t, uint64(i+1), u.Generation, "update %d (%s)", i, u.Step)
+	}
+	assert.Regexp(t, `admin API on http://pipe-\d+ \(random token\)`, text)
+	assert.Equal(t, 6, strings.Count(text, "dry run against generation"), text)
+	shrinkPlan := regexp.MustCompile(`(?m)^ +dry run against generation 2 \(update\):\n +~ global/concurrency \(reconfigure\): limit 8 -> 2, in use [3-8], `).FindStringIndex(text)
+	shrinkRow := regexp.MustCompile(`(?m)^ +[0-9.]+s +3 +4 shrink global=2 `).FindStringIndex(text)
+	if assert.NotNil(t, shrinkPlan, text) && assert.NotNil(t, shrinkRow, text) {
+		assert.Less(t, shrinkPlan[0], shrinkRow[0], "the plan is shown before the step's row")
+	}
+	assert.Regexp(t, `(?m)^ +- method:shop/Checkout/concurrency \(retire\): limit 1,`, text)
+
+	// The chart: one path per series, a command per sample, a marker per
+	// update, the disabled intervals shaded.
+	assert.Contains(t, text, fmt.Sprintf("chart: %s (%d samples, 11 updates marked)", opts.SVG, res.ChartSamples))
+	// The run lasts 10 steps and 3 rate steps at least: a sample every
+	// chartEvery over it, and one at the start (the clock is synctest's).
+	minSamples := int((10*opts.Step+3*opts.RateStep)/opts.chartEvery()) + 1
+	assert.GreaterOrEqual(t, res.ChartSamples, minSamples)
+	svg := readDemoSVG(t, opts.SVG)
+	assert.Equal(t, []string{"series-limit", "series-active", "series-queued", "series-admitted", "series-bucket"}, svg.seriesOrder)
+	for id, cmds := range svg.series {
+		assert.Len(t, cmds, res.ChartSamples, "%s: one command per sample", id)
+	}
+	assert.Equal(t, markerLabels(res.Updates), svg.markers)
+	assert.Equal(t, 2, svg.bands, "disabled from the start to step 2, and from step 7 to step 8")
+	// The limit has no value while disabled, the bucket none before the
+	// rate phase: their paths start with moves.
+	assert.True(t, strings.HasPrefix(svg.series["series-limit"][0], "M"))
+	assert.True(t, strings.HasPrefix(svg.series["series-bucket"][0], "M"))
+	assert.Contains(t, svg.text, cleanLine, "the verdict is on the chart")
+	assert.Contains(t, svg.text, "time since start (s)")
+	assert.Contains(t, svg.text, "requests per second")
+}
+
+// publishingSteps are the steps that change the configuration.
+var publishingSteps = []string{
+	"2 enable global=4", "3 grow global=8", "4 shrink global=2", "5 shrink queue calls=1",
+	"6a add rule Checkout=1", "6b remove rule Checkout", "7 disable", "8 re-enable global=2",
+	"9a rate 200/s burst=20", "9b lower 50/s burst=5", "9c raise 300/s burst=30",
+}
+
+func updateSteps(us []demoUpdate) []string {
+	var out []string
+	for _, u := range us {
+		out = append(out, u.Step)
+	}
+	return out
+}
+
+func markerLabels(us []demoUpdate) []string {
+	var out []string
+	for _, u := range us {
+		out = append(out, fmt.Sprintf("%s · gen %d", u.Step, u.Generation))
+	}
+	return out
+}
+
+// svgElem is an element of a parsed SVG document.
+type svgElem struct {
+	XMLName xml.Name
+	Attrs   []xml.Attr `xml:",any,attr"`
+	Text    string     `xml:",chardata"`
+	Kids    []svgElem  `xml:",any"`
+}
+
+func (e svgElem) attr(name string) string {
+	for _, a := range e.Attrs {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+// demoSVG is what the demo's test reads of its chart.
+type demoSVG struct {
+	series      map[string][]string // id -> the path's commands
+	seriesOrder []string
+	markers     []string // the markers' labels, in order
+	bands       int
+	text        string // every text, joined by newlines
+}
+
+// readDemoSVG parses the chart at path with encoding/xml: an SVG 1.1
+// document without scripts.
+func readDemoSVG(t *testing.T, path string) demoSVG {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var root svgElem
+	require.NoError(t, xml.Unmarshal(b, &root), "the chart parses as XML")
+	require.Equal(t, "svg", root.XMLName.Local)
+	require.Equal(t, "http://www.w3.org/2000/svg", root.XMLName.Space)
+	require.Equal(t, "1.1", root.attr("version"))
+	require.NotContains(t, string(b), "<script")
+	out := demoSVG{series: map[string][]string{}}
+	var texts []string
+	var walk func(e svgElem)
+	walk = func(e svgElem) {
+		switch {
+		case e.XMLName.Local == "path" && e.attr("class") == "series":
+			out.series[e.attr("id")] = strings.Fields(e.attr("d"))
+			out.seriesOrder = append(out.seriesOrder, e.attr("id"))
+		case e.XMLName.Local == "g" && e.attr("class") == "marker":
+			for _, k := range e.Kids {
+				if k.XMLName.Local == "text" {
+					out.markers = append(out.markers, k.Text)
+				}
+			}
+		case e.XMLName.Local == "rect" && e.attr("class") == "band":
+			out.bands++
+		case e.XMLName.Local == "text":
+			texts = append(texts, e.Text)
+		}
+		for _, k := range e.Kids {
+			walk(k)
+		}
+	}
+	walk(root)
+	out.text = strings.Join(texts, "\n")
+	return out
+}
+
+// Every document the scenario applies converts, as the server's Controller
+// converts it, to the program the observer's tests model in Go.
+func TestDemoDocumentsConvert(t *testing.T) {
+	for _, tc := range []struct {
+		doc  demoDoc
+		want kernel.Options
+	}{
+		{demoDoc{Global: 4, Queue: queueWide}, demoConfig(4, queueWide, 0)},
+		{demoDoc{Global: 2, Queue: queueNarrow}, demoConfig(2, queueNarrow, 0)},
+		{demoDoc{Global: 2, Queue: queueNarrow, Checkout: 1}, demoConfig(2, queueNarrow, 1)},
+		{demoDoc{Global: rateGlobal, Queue: queueWide, Rate: &rateSteps[0].b}, rateConfig(rateSteps[0].b)},
+		{demoDoc{Global: rateGlobal, Queue: queueWide, Rate: &rateSteps[2].b}, rateConfig(rateSteps[2].b)},
+	} {
+		got, err := tc.doc.options()
+		require.NoError(t, err, "%s", tc.doc.YAML())
+		assert.Equal(t, tc.want, got, "%s", tc.doc.YAML())
+	}
 }
 
 // cancelOnWrite cancels when a written line contains marker.
@@ -144,6 +298,7 @@ func testDemoInterruptedInRatePhaseStillDrains(t *testing.T) {
 	out := &cancelOnWrite{marker: "9a rate", cancel: cancel}
 	opts := shortDemoOptions()
 	opts.RateStep = 4 * time.Second // interrupted long before it ends
+	opts.SVG = filepath.Join(t.TempDir(), "demo.svg")
 	res, err := runDemo(ctx, out, opts)
 	require.ErrorIs(t, err, context.Canceled)
 	require.False(t, out.cancelled.IsZero())
@@ -153,16 +308,48 @@ func testDemoInterruptedInRatePhaseStillDrains(t *testing.T) {
 	assert.NotContains(t, text, "9b lower")
 	assert.Contains(t, text, "10 stop, seal, drain")
 	assert.Equal(t, cleanLine, lastLine(text))
+	// The chart of an interrupted run ends with the updates applied.
+	assert.Equal(t, publishingSteps[:9], updateSteps(res.Updates))
+	svg := readDemoSVG(t, opts.SVG)
+	assert.Equal(t, markerLabels(res.Updates), svg.markers)
+	for id, cmds := range svg.series {
+		assert.Len(t, cmds, res.ChartSamples, id)
+	}
 }
 
+// The command runs over loopback TCP, its admin API included, and writes
+// demo.svg in the current directory by default.
 func TestDemoCommandExitsCleanly(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"demo", "-workers", "6", "-step", "30ms", "-seed", "7", "-rate-step", "100ms"}, &stdout, &stderr)
 	require.Equal(t, exitOK, code, "stderr: %s\nstdout: %s", stderr.String(), stdout.String())
 	assert.Empty(t, stderr.String())
 	assert.Contains(t, stdout.String(), "6 client workers, seed 7, step 30ms, rate step 100ms")
 	assert.Regexp(t, `served on 127\.0\.0\.1:\d+, `, stdout.String(), "the demo runs a real server and client over loopback")
+	assert.Regexp(t, `admin API on http://127\.0\.0\.1:\d+ \(random token\)`, stdout.String())
+	assert.Regexp(t, `(?m)^chart: demo\.svg \(\d+ samples, 11 updates marked\)$`, stdout.String())
 	assert.Equal(t, cleanLine, lastLine(stdout.String()))
+	svg := readDemoSVG(t, filepath.Join(dir, "demo.svg"))
+	assert.Len(t, svg.markers, 11)
+	assert.Len(t, svg.series, 5)
+}
+
+// A chart that cannot be written fails the run (exit status 1), after the
+// scenario ran whole and with the verdict still the last line.
+func TestDemoCommandFailsWhenTheChartCannotBeWritten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		onPipeNetwork(t)
+		var stdout, stderr bytes.Buffer
+		bad := filepath.Join(t.TempDir(), "no such directory", "demo.svg")
+		code := run(context.Background(), []string{"demo", "-workers", "8", "-step", "40ms", "-rate-step", "160ms", "-svg", bad}, &stdout, &stderr)
+		assert.Equal(t, exitFail, code, "stdout:\n%s", stdout.String())
+		assert.Contains(t, stdout.String(), "chart not written: chart: open "+bad)
+		assert.Contains(t, stderr.String(), "sluice demo: chart: open "+bad)
+		assert.Contains(t, stdout.String(), "9c raise 300/s burst=30")
+		assert.Equal(t, cleanLine, lastLine(stdout.String()))
+	})
 }
 
 func TestDemoInterruptedStillDrains(t *testing.T) {

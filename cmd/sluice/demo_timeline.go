@@ -73,17 +73,23 @@ func (t *timeline) printf(format string, args ...any) {
 	t.line(fmt.Sprintf(format, args...))
 }
 
-func (t *timeline) line(s string) {
+func (t *timeline) line(s string) { t.lines([]string{s}) }
+
+// lines prints ls together: no row of another goroutine comes between
+// them.
+func (t *timeline) lines(ls []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.err != nil {
-		return
+	for _, s := range ls {
+		if t.err != nil {
+			return
+		}
+		// Trailing spaces come from an empty note column.
+		for len(s) > 0 && s[len(s)-1] == ' ' {
+			s = s[:len(s)-1]
+		}
+		_, t.err = io.WriteString(t.w, s+"\n")
 	}
-	// Trailing spaces come from an empty note column.
-	for len(s) > 0 && s[len(s)-1] == ' ' {
-		s = s[:len(s)-1]
-	}
-	_, t.err = io.WriteString(t.w, s+"\n")
 }
 
 // Err returns the first write error.

@@ -109,6 +109,7 @@ func runDemoCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	seed := fs.Uint64("seed", def.Seed, "seed of the workers' random hold times, methods and payload sizes")
 	step := fs.Duration("step", def.Step, "pause after each step of the scenario")
 	rateStep := fs.Duration("rate-step", def.RateStep, "how long each token bucket of the rate phase stays in force")
+	svg := fs.String("svg", def.SVG, "write the run's chart (limit, active, queued, admitted rate, updates) to this SVG file; empty: none")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: sluice demo [flags]\n\nflags:\n")
 		fs.PrintDefaults()
@@ -117,7 +118,7 @@ func runDemoCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		return code
 	}
 	opts := def
-	opts.Workers, opts.Seed, opts.Step, opts.RateStep = *workers, *seed, *step, *rateStep
+	opts.Workers, opts.Seed, opts.Step, opts.RateStep, opts.SVG = *workers, *seed, *step, *rateStep, *svg
 	if err := opts.validate(); err != nil {
 		fmt.Fprintf(stderr, "sluice demo: %v\n", err)
 		return exitUsage
