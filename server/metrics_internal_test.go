@@ -36,3 +36,24 @@ func TestMetricsRecordingAllocatesNothing(t *testing.T) {
 		t.Fatalf("recording allocates %.2f per call, want 0", n)
 	}
 }
+
+// BenchmarkMetricsRecording is the per-call cost a MeterProvider adds to a
+// unary call: the clock read and the three histogram records.
+func BenchmarkMetricsRecording(b *testing.B) {
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	defer func() { _ = mp.Shutdown(b.Context()) }()
+	mux := NewMux()
+	mux.HandleRaw("echo", "Say", func(_ context.Context, req []byte) ([]byte, error) { return req, nil })
+	s, err := New(mux, Options{MeterProvider: mp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	m, md := s.metrics, &s.methods[0][0]
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.call(md, protocol.CodeOK, m.now(), 10, 20)
+		}
+	})
+}
