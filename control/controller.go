@@ -11,6 +11,7 @@ import (
 	"github.com/sluicerpc/sluice/config"
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/server"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // maxRetries bounds how often a Latest change is planned again because a
@@ -27,6 +28,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock of Applied.At and Rejection.At; nil: time.Now.
 	Now func() time.Time
+	// MeterProvider, when not nil, receives sluice.config.reloads (the
+	// changes of each source by outcome), observed from Status at
+	// collection time until Close; nil: no metrics.
+	MeterProvider metric.MeterProvider
 }
 
 // Controller owns the runtime configuration of one server. Its methods
@@ -39,6 +44,7 @@ type Controller struct {
 	cur      Applied
 	rejected *Rejection
 	counts   map[Source]*Counts
+	reg      metric.Registration // of the metrics callback, until Close
 }
 
 // Counts are a source's changes by outcome.
@@ -62,6 +68,15 @@ func New(srv *server.Server, o Options) *Controller {
 	}
 	c := &Controller{srv: srv, o: o, counts: map[Source]*Counts{}}
 	c.cur = Applied{Generation: srv.Admission().Generation(), At: o.Now()}
+	if o.MeterProvider != nil {
+		reg, err := c.registerMetrics(o.MeterProvider)
+		if err != nil {
+			// Only an SDK that refuses these names could: the
+			// Controller works without its metrics.
+			o.Logger.Error("control: metrics not registered", "err", err)
+		}
+		c.reg = reg
+	}
 	return c
 }
 

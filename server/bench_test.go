@@ -27,27 +27,33 @@ func BenchmarkServerUnary(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			c := dialRaw(b, s.addr)
-			si, mi := c.method("echo", "Say")
-			body := []byte{'x'}
-			frame := make([]byte, 0, 64)
-			var resp protocol.Response
-			lim := protocol.DefaultLimits()
-			b.ReportAllocs()
-			for b.Loop() {
-				c.nextID++
-				frame, _ = protocol.AppendRequest(frame[:0], c.nextID, &protocol.Request{Service: si, Method: mi, Body: body})
-				if _, err := c.nc.Write(frame); err != nil {
-					b.Fatal(err)
-				}
-				h, payload, err := c.rd.ReadFrame()
-				if err != nil || h.Type != protocol.FrameResponse {
-					b.Fatal(h.Type, err)
-				}
-				if err := protocol.ParseResponse(h, payload, lim, &resp); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchUnaryCalls(b, s)
 		})
+	}
+}
+
+// benchUnaryCalls runs b.N serial echo calls of 1 byte on s, over TCP
+// loopback from the raw client.
+func benchUnaryCalls(b *testing.B, s *testServer) {
+	c := dialRaw(b, s.addr)
+	si, mi := c.method("echo", "Say")
+	body := []byte{'x'}
+	frame := make([]byte, 0, 64)
+	var resp protocol.Response
+	lim := protocol.DefaultLimits()
+	b.ReportAllocs()
+	for b.Loop() {
+		c.nextID++
+		frame, _ = protocol.AppendRequest(frame[:0], c.nextID, &protocol.Request{Service: si, Method: mi, Body: body})
+		if _, err := c.nc.Write(frame); err != nil {
+			b.Fatal(err)
+		}
+		h, payload, err := c.rd.ReadFrame()
+		if err != nil || h.Type != protocol.FrameResponse {
+			b.Fatal(h.Type, err)
+		}
+		if err := protocol.ParseResponse(h, payload, lim, &resp); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/kernel/governor"
@@ -23,6 +24,8 @@ type call struct {
 	ctx    context.Context // callCtx, wrapping the cancel or timer context
 	cancel context.CancelFunc
 	cctx   callCtx
+
+	start time.Time // when its request arrived, with metrics (else zero)
 
 	permit   kernel.Permit
 	admitted bool // Capture succeeded: the permit must be released
@@ -71,6 +74,7 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 	if err := c.ids.Accept(h.ID); err != nil {
 		return err
 	}
+	c.reqStart = c.s.metrics.now()
 	req := &c.req
 	if err := protocol.ParseRequest(h, payload, c.lim, req); err != nil {
 		if c.refuseMetadata(h, req, err) {
@@ -130,6 +134,7 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 	cl := callPool.Get().(*call)
 	cl.c, cl.id, cl.m, cl.oneWay = c, h.ID, m, req.OneWay
 	cl.compressed, cl.codec = req.Compressed, codec
+	cl.start = c.reqStart
 	var ctx context.Context
 	if req.HasBudget {
 		ctx, cl.cancel = context.WithTimeout(c.ctx, req.Budget)
@@ -160,6 +165,11 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 			c.refuse(h.ID, req.OneWay, f, drop)
 			return nil
 		}
+	}
+	if queued {
+		s.stats.queued.Add(1)
+	} else {
+		s.stats.granted.Add(1)
 	}
 	if !queued {
 		if ok, level := cl.gov.Call.Reserve(c.caps, s.calls); !ok {
@@ -207,6 +217,9 @@ func (cl *call) run(queued bool) {
 	c, s := cl.c, cl.c.s
 	if queued {
 		err := cl.permit.Wait(cl.ctx)
+		if err == nil {
+			s.stats.granted.Add(1)
+		}
 		if hk := s.hooks.Load(); err == nil && hk != nil && hk.afterGrant != nil {
 			hk.afterGrant(cl.ctx)
 		}
@@ -227,11 +240,17 @@ func (cl *call) run(queued bool) {
 					f, drop = *sf, sd // the stream's messages ended the wait
 				}
 			}
-			c.refuse(cl.id, cl.oneWay, f, drop)
+			if m := s.metrics; m != nil {
+				m.dequeued(cl.start, outcomeOf(drop))
+			}
+			cl.refuse(cl.oneWay, f, drop)
 			return
 		}
+		if m := s.metrics; m != nil {
+			m.dequeued(cl.start, queueGranted)
+		}
 		if ok, level := cl.gov.Call.Reserve(c.caps, s.calls); !ok {
-			c.refuse(cl.id, cl.oneWay, capacityRefusal(level), dropCapacity)
+			cl.refuse(cl.oneWay, capacityRefusal(level), dropCapacity)
 			return
 		}
 	}
@@ -241,7 +260,7 @@ func (cl *call) run(queued bool) {
 	// Receive.)
 	if cl.st == nil {
 		if f, drop := cl.decode(); f != nil {
-			c.refuse(cl.id, cl.oneWay, *f, drop)
+			cl.refuse(cl.oneWay, *f, drop)
 			return
 		}
 	}
@@ -251,7 +270,7 @@ func (cl *call) run(queued bool) {
 	cl.out = append(cl.out[:0], make([]byte, protocol.HeaderSize)...)
 	if cl.st != nil {
 		if f, drop := cl.st.admit(); f != nil {
-			c.refuse(cl.id, false, *f, drop)
+			cl.refuse(false, *f, drop)
 			return
 		}
 	}
@@ -259,6 +278,9 @@ func (cl *call) run(queued bool) {
 	if cl.st != nil {
 		err := cl.invokeStream()
 		cl.releaseAdmission()
+		if s.metrics != nil {
+			cl.observe(cl.codeOf(err), -1)
+		}
 		cl.st.end(err)
 		cl.st.dropLast() // the handler returned: its last message is no longer used
 		return
@@ -269,6 +291,9 @@ func (cl *call) run(queued bool) {
 		if err != nil {
 			s.stats.oneWayErrors.Add(1)
 		}
+		if s.metrics != nil {
+			cl.observe(cl.codeOf(err), -1)
+		}
 		return
 	}
 	if err == nil && cl.ctx.Err() != nil {
@@ -276,6 +301,7 @@ func (cl *call) run(queued bool) {
 	}
 	if err != nil {
 		f := cl.handlerErrorFrame(err)
+		cl.observe(f.Code, -1)
 		c.writeError(cl.id, &f)
 		return
 	}
@@ -287,11 +313,13 @@ func (cl *call) run(queued bool) {
 	}
 	if uint64(body) > uint64(c.peerMax) {
 		f := protocol.ErrorFrame{Code: protocol.CodeResourceExhausted, Message: "the response exceeds the client's maximum frame size"}
+		cl.observe(f.Code, -1)
 		c.writeError(cl.id, &f)
 		return
 	}
 	protocol.AppendHeader(out[:0], protocol.Header{Type: protocol.FrameResponse, Length: uint32(body), ID: cl.id})
 	cl.out = out
+	cl.observe(protocol.CodeOK, body)
 	_ = c.w.Write(out)
 }
 
@@ -413,7 +441,28 @@ func (e *panicError) Error() string { return e.f.Message }
 
 // refuse answers a call that will not run: an Error frame, or for a
 // one-way call a counted drop.
+//
+// It runs on the reader only (the request it refuses is c.req, which
+// arrived at c.reqStart); a call's own goroutine refuses with call.refuse.
 func (c *conn) refuse(id uint64, oneWay bool, f protocol.ErrorFrame, drop dropReason) {
+	if m := c.s.metrics; m != nil {
+		m.call(c.s.methodOf(&c.req), f.Code, c.reqStart, -1, -1)
+	}
+	c.answerRefusal(id, oneWay, f, drop)
+}
+
+// refuse answers cl's request, refused on its own goroutine (after its
+// queue wait, or by its decode or its stream's admission).
+func (cl *call) refuse(oneWay bool, f protocol.ErrorFrame, drop dropReason) {
+	if m := cl.c.s.metrics; m != nil {
+		m.call(cl.m, f.Code, cl.start, -1, -1)
+	}
+	cl.c.answerRefusal(cl.id, oneWay, f, drop)
+}
+
+// answerRefusal counts a refusal and answers it (a one-way call gets no
+// answer).
+func (c *conn) answerRefusal(id uint64, oneWay bool, f protocol.ErrorFrame, drop dropReason) {
 	c.s.stats.refused(drop)
 	if oneWay {
 		c.s.stats.oneWayDropped.Add(1)

@@ -32,10 +32,13 @@ type conn struct {
 	cancel context.CancelCauseFunc
 	peer   Peer
 
-	rd      *protocol.Reader
-	w       *protocol.Writer
-	lim     protocol.Limits // what this server accepts
-	peerMax uint32          // the largest payload the client accepts
+	rd *protocol.Reader
+	w  *protocol.Writer
+	// reqStart is when the request the reader handles arrived (with
+	// metrics; zero without); the reader owns it.
+	reqStart time.Time
+	lim      protocol.Limits // what this server accepts
+	peerMax  uint32          // the largest payload the client accepts
 	// codecs are the profiles of the client's offer that the server
 	// accepts, in the client's order: the HandshakeAck lists them, and
 	// codec id N names codecs[N-1]. respCodec, the first, compresses

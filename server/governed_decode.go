@@ -42,6 +42,7 @@ func (s *Server) governedDecode(ctx context.Context, h *governor.Holding, codec 
 		hk.beforeDecode(ctx)
 	}
 	s.stats.decompressions.Add(1)
+	s.stats.compressedIn.Add(uint64(len(src)))
 	out, err = codecs.Decompress(ctx, codec, dst, src, declared)
 	h.Give(governor.PartDecode, 1)
 	if err == nil && len(out) != declared {

@@ -14,6 +14,7 @@ import (
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/server/internal/conngate"
 	"github.com/sluicerpc/sluice/spi"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // Options configure a Server. The zero value of each field selects its
@@ -132,6 +133,16 @@ type Options struct {
 	// Registry resolves limiter kinds named in admission options; nil
 	// means spi.DefaultRegistry.
 	Registry *spi.Registry
+
+	// MeterProvider, when not nil, receives the server's metrics
+	// (docs/observability.md): the RPC call duration and sizes per method
+	// and status code, recorded without allocation, and sluice's own
+	// counters and gauges (admission, queue, scopes, generations,
+	// connections, call capacity, governor, codecs), observed from Stats
+	// at collection time. New creates every instrument once; Stop and
+	// Close unregister the observations. nil means no metrics: no
+	// instrument, no clock read per call.
+	MeterProvider metric.MeterProvider
 
 	// Logger receives connection-level events; nil discards them.
 	// Connections refused at accept are logged at Warn, at most one line

@@ -12,7 +12,8 @@ import (
 // accepts): out holds header room and the body. The body is compressed
 // with the connection's response codec when the method's policy finds it
 // worth it (codecs.Policy: at least MinSize bytes, saving enough), into
-// the call's pooled buffer; otherwise it is sent as it is.
+// the call's pooled buffer; otherwise it is sent as it is. The call's
+// metrics are recorded before its answer is written.
 func (cl *call) respond(out []byte) {
 	c := cl.c
 	body := out[protocol.HeaderSize:]
@@ -27,6 +28,8 @@ func (cl *call) respond(out []byte) {
 					cl.zout = z
 					resp.Body, resp.Compressed, resp.CodecID, resp.OriginalLength = z, true, id, uint32(len(body))
 					c.s.stats.compressedResponses.Add(1)
+					c.s.stats.compressedOut.Add(uint64(len(z)))
+					c.s.stats.uncompressedOut.Add(uint64(len(body)))
 				}
 			}
 		}
@@ -34,14 +37,17 @@ func (cl *call) respond(out []byte) {
 	frame, err := protocol.AppendResponse(cl.md.frame[:0], cl.id, &resp)
 	if err != nil {
 		f := protocol.ErrorFrame{Code: protocol.CodeInternal, Message: clip("encoding the response: " + err.Error())}
+		cl.observe(f.Code, -1)
 		c.writeError(cl.id, &f)
 		return
 	}
 	cl.md.frame = frame
 	if uint64(len(frame)-protocol.HeaderSize) > uint64(c.peerMax) {
 		f := protocol.ErrorFrame{Code: protocol.CodeResourceExhausted, Message: "the response exceeds the client's maximum frame size"}
+		cl.observe(f.Code, -1)
 		c.writeError(cl.id, &f)
 		return
 	}
+	cl.observe(protocol.CodeOK, len(body))
 	_ = c.w.Write(frame)
 }

@@ -69,6 +69,7 @@ type Server struct {
 
 	nextConnID atomic.Uint64
 	stats      counters
+	metrics    *serverMetrics // nil without Options.MeterProvider
 	refusals   refusalLog
 	hooks      atomic.Pointer[hooks]
 }
@@ -158,6 +159,11 @@ func New(mux *Mux, o Options) (*Server, error) {
 	s.calls = governor.NewCallCapacity(r.Calls.PerServer)
 	s.connCaps = governor.NewConnCapacities(r.Calls.PerConnection)
 	s.frameBudget = protocol.NewFrameBudget(r.MaxFrameMemory)
+	if mp := r.MeterProvider; mp != nil {
+		if s.metrics, err = newServerMetrics(mp, s); err != nil {
+			return nil, fmt.Errorf("server: Options.MeterProvider: %w", err)
+		}
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -434,6 +440,7 @@ func (s *Server) unregister(c *conn) {
 // peer never reads (the GoAway never waits for buffer space, and blocked
 // flushes end with the close). Stop may be called more than once.
 func (s *Server) Stop(ctx context.Context) error {
+	defer s.metrics.close()
 	conns := s.shutDown(false)
 
 	s.kernel.Seal()
@@ -495,6 +502,7 @@ func awaitOrDone(ctx context.Context, ch <-chan struct{}) bool {
 // their context cancelled and their responses are dropped. It waits for
 // the connections' goroutines to end. Close may be called more than once.
 func (s *Server) Close() error {
+	defer s.metrics.close()
 	conns := s.shutDown(true)
 	s.kernel.Seal()
 	// Connections first (each closes its socket, then cancels its calls),

@@ -32,13 +32,18 @@ type Stats struct {
 	// "retained_bytes", "decoded_bytes", "decode_failed", ...). A call its client cancelled (or whose
 	// deadline or connection ended) while it was queued is not a refusal:
 	// it is counted in EndedWhileQueued.
-	Calls            uint64
-	Refusals         map[string]uint64
-	EndedWhileQueued uint64
-	OneWayDropped    uint64 // one-way calls refused or dropped
-	OneWayErrors     uint64 // one-way calls whose handler failed
-	Cancels          uint64 // Cancel frames that found their call
-	HandlerPanics    uint64
+	Calls    uint64
+	Refusals map[string]uint64
+	// AdmissionGranted counts the calls admission let through: at once,
+	// or from the queue (AdmissionQueued counts those that entered it),
+	// and every call while admission is disabled. A call granted may
+	// still be refused after it (call_capacity, a governor budget).
+	AdmissionGranted, AdmissionQueued uint64
+	EndedWhileQueued                  uint64
+	OneWayDropped                     uint64 // one-way calls refused or dropped
+	OneWayErrors                      uint64 // one-way calls whose handler failed
+	Cancels                           uint64 // Cancel frames that found their call
+	HandlerPanics                     uint64
 
 	// Backpressure counts the times a connection stopped being read
 	// because its client did not read its responses; WriteTimeouts the
@@ -60,6 +65,11 @@ type Stats struct {
 	// stream Message).
 	Decompressions, DecodedBytes, DecodeFailures, CompressedResponses uint64
 	CompressedStreamMessages                                          uint64
+	// CompressedBytesIn counts the compressed bytes of the requests
+	// decoded (DecodedBytes what they decoded to); CompressedBytesOut the
+	// bytes of the unary responses sent compressed, UncompressedBytesOut
+	// their size before compression.
+	CompressedBytesIn, CompressedBytesOut, UncompressedBytesOut uint64
 	// Governor reads the governor's budgets (each Used returns to zero
 	// when no call is in flight).
 	Governor governor.Snapshot
@@ -82,6 +92,11 @@ func (s *Server) Stats() Stats {
 		ProtocolViolations:       s.stats.violations.Load(),
 		ServerCalls:              s.calls.Snapshot(),
 		Calls:                    s.stats.calls.Load(),
+		AdmissionGranted:         s.stats.granted.Load(),
+		AdmissionQueued:          s.stats.queued.Load(),
+		CompressedBytesIn:        s.stats.compressedIn.Load(),
+		CompressedBytesOut:       s.stats.compressedOut.Load(),
+		UncompressedBytesOut:     s.stats.uncompressedOut.Load(),
 		Refusals:                 map[string]uint64{},
 		OneWayDropped:            s.stats.oneWayDropped.Load(),
 		OneWayErrors:             s.stats.oneWayErrors.Load(),
@@ -119,6 +134,9 @@ type counters struct {
 	decompressions, decodedBytes                atomic.Uint64
 	decodeFailures, compressedResponses         atomic.Uint64
 	compressedStreamMessages                    atomic.Uint64
+	granted, queued                             atomic.Uint64
+	compressedIn, compressedOut                 atomic.Uint64
+	uncompressedOut                             atomic.Uint64
 	refusals                                    [dropReasonCount]atomic.Uint64
 }
 

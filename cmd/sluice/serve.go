@@ -18,6 +18,7 @@ import (
 	"github.com/sluicerpc/sluice/limiters/tokenbucket"
 	"github.com/sluicerpc/sluice/server"
 	"github.com/sluicerpc/sluice/spi"
+	"go.opentelemetry.io/otel/metric"
 )
 
 func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -37,14 +38,22 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		printErrors(stderr, "sluice serve", err)
 		return exitUsage
 	}
-	srv, admission, err := o.build()
+	// The metrics address is bound first: one that cannot be bound stops
+	// the command before anything else starts.
+	ms, err := startMetrics(o.Control.Metrics)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
+		return exitFail
+	}
+	defer ms.stop()
+	srv, admission, err := o.build(ms.provider())
 	if err != nil {
 		printErrors(stderr, "sluice serve", err)
 		return exitUsage
 	}
 	// The configuration sources start before the listener: the file's
 	// configuration is in force for the first connection.
-	cp, err := startControl(ctx, srv, o.Control, serveLogger(stderr), stdout)
+	cp, err := startControl(ctx, srv, o.Control, ms.provider(), serveLogger(stderr), stdout)
 	if err != nil {
 		printErrors(stderr, "sluice serve", err)
 		_ = srv.Close()
@@ -77,6 +86,9 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	fmt.Fprintf(stdout, "sluice serve: codecs=%s compress-min-size=%d max-decoded-size=%d decode-ratio=%d decode-floor=%d max-decodes=%d max-retained-bytes=%d max-decoded-bytes=%d\n",
 		o.Compression.Codecs, o.Compression.MinSize, o.Compression.MaxDecodedSize, o.Compression.DecodeRatio, o.Compression.DecodeFloor,
 		gl.Decodes, gl.RetainedBytes, gl.DecodedBytes)
+	if ms != nil {
+		fmt.Fprintf(stdout, "sluice serve: metrics at http://%s/metrics\n", ms.addr)
+	}
 	fmt.Fprintf(stdout, "sluice serve: listening on %s (tls=%v, admission=%s)\n", l.Addr(), o.CertFile != "", admission)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
@@ -138,8 +150,9 @@ func describeRefusals(st server.Stats) string {
 // build makes the server of validated flags and enables the admission
 // they ask for; it returns a description of the admission. Its errors name
 // the flag whose file could not be used.
-func (o serveOptions) build() (*server.Server, string, error) {
+func (o serveOptions) build(mp metric.MeterProvider) (*server.Server, string, error) {
 	so := o.serverOptions()
+	so.MeterProvider = mp // nil without -metrics
 	if o.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/sluicerpc/sluice/control"
 	"github.com/sluicerpc/sluice/kernel"
 	"github.com/sluicerpc/sluice/server"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // controlFlags are the flags of "sluice serve" that manage its runtime
@@ -24,6 +25,7 @@ type controlFlags struct {
 	EtcdEndpoints  string
 	EtcdKey        string
 	EtcdTimeout    time.Duration
+	Metrics        metricsFlags
 }
 
 func (cf *controlFlags) define(fs *flag.FlagSet) {
@@ -34,6 +36,7 @@ func (cf *controlFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&cf.EtcdEndpoints, "etcd-endpoints", "", "comma-separated etcd endpoints: apply the configuration document stored at -etcd-key and every revision of it")
 	fs.StringVar(&cf.EtcdKey, "etcd-key", "", "the etcd key of the configuration document; requires -etcd-endpoints")
 	fs.DurationVar(&cf.EtcdTimeout, "etcd-timeout", 5*time.Second, "bound of each etcd request (dial, read); positive")
+	cf.Metrics.define(fs)
 }
 
 // any reports whether a source of configuration is given.
@@ -70,8 +73,8 @@ type controlPlane struct {
 // etcd is read in the background (until it answers the server runs the
 // file's configuration, or its flags'). Stop with stop, which waits for
 // every goroutine the sources started.
-func startControl(ctx context.Context, srv *server.Server, cf controlFlags, logger *slog.Logger, stdout io.Writer) (*controlPlane, error) {
-	cp := &controlPlane{ctl: control.New(srv, control.Options{Selectors: serveSelectors(), Logger: logger})}
+func startControl(ctx context.Context, srv *server.Server, cf controlFlags, mp metric.MeterProvider, logger *slog.Logger, stdout io.Writer) (*controlPlane, error) {
+	cp := &controlPlane{ctl: control.New(srv, control.Options{Selectors: serveSelectors(), Logger: logger, MeterProvider: mp})}
 	start := func(stop func(), err error) error {
 		if err != nil {
 			cp.stop()
@@ -104,6 +107,7 @@ func (cp *controlPlane) stop() {
 		cp.stops[i]()
 	}
 	cp.stops = nil
+	cp.ctl.Close()
 }
 
 var errNotBuilt = errors.New("not built yet")

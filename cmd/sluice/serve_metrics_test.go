@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// scrape GETs http://addr/metrics and parses it with the Prometheus text
+// parser.
+func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	require.NoError(t, err, "%s", body)
+	return mfs
+}
+
+// labeled returns the metric of family name whose labels hold kv (pairs).
+func labeled(t *testing.T, mfs map[string]*dto.MetricFamily, name string, kv ...string) *dto.Metric {
+	t.Helper()
+	mf, ok := mfs[name]
+	require.True(t, ok, "no family %s", name)
+next:
+	for _, m := range mf.GetMetric() {
+		for i := 0; i < len(kv); i += 2 {
+			found := false
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == kv[i] && lp.GetValue() == kv[i+1] {
+					found = true
+				}
+			}
+			if !found {
+				continue next
+			}
+		}
+		return m
+	}
+	t.Fatalf("%s has no series with %v", name, kv)
+	return nil
+}
+
+// serve -metrics serves the server's metrics as Prometheus text: the call
+// duration histogram by method and code, the refusals by reason, the
+// current generation, the connections and the configuration reloads.
+func TestServeMetricsScrape(t *testing.T) {
+	fakeHangups(t)
+	path := filepath.Join(t.TempDir(), "sluice.yaml")
+	saveConfig(t, path, rateOneDoc)
+	maddr := freeAddr(t)
+	addr, out := serveInBackground(t, "-config", path, "-metrics", maddr)
+	assert.Contains(t, out.String(), "sluice serve: metrics at http://"+maddr+"/metrics\n")
+
+	code, _, stderr := runCommand("call", "-addr", addr, "-data", "one")
+	require.Equal(t, exitOK, code, stderr)
+	code, _, _ = runCommand("call", "-addr", addr, "-data", "two")
+	require.Equal(t, exitFail, code, "the token bucket holds one call an hour")
+
+	mfs := scrape(t, maddr)
+	ok := labeled(t, mfs, "rpc_server_call_duration_seconds", "rpc_method", "echo/Say", "rpc_response_status_code", "OK", "rpc_system_name", "sluice")
+	assert.Equal(t, uint64(1), ok.GetHistogram().GetSampleCount())
+	refused := labeled(t, mfs, "rpc_server_call_duration_seconds", "rpc_method", "echo/Say", "rpc_response_status_code", "ResourceExhausted", "error_type", "ResourceExhausted")
+	assert.Equal(t, uint64(1), refused.GetHistogram().GetSampleCount())
+	assert.Equal(t, 1.0, labeled(t, mfs, "sluice_server_calls_refused_total", "reason", "rate").GetCounter().GetValue())
+	assert.Equal(t, 1.0, labeled(t, mfs, "sluice_admission_generation").GetGauge().GetValue(), "the file's generation")
+	assert.Equal(t, 1.0, labeled(t, mfs, "sluice_config_reloads_total", "source", "file", "outcome", "applied").GetCounter().GetValue())
+	assert.Equal(t, 2.0, labeled(t, mfs, "sluice_server_connections_admitted_total").GetCounter().GetValue())
+	// Each "sluice call" closed its connection; whether the server has
+	// seen the second close yet is a race, so the gauge is bounded only.
+	assert.LessOrEqual(t, labeled(t, mfs, "sluice_server_connections_live").GetGauge().GetValue(), 1.0)
+}
+
+// A -metrics address that cannot be bound stops serve at the start,
+// naming the flag.
+func TestServeMetricsAddressInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	code, stdout, stderr := runCommand("serve", "-addr", freeAddr(t), "-metrics", l.Addr().String())
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "sluice serve: -metrics "+l.Addr().String()+": listen tcp "+l.Addr().String()+": bind: address already in use\n")
+	assert.NotContains(t, stdout, "listening on")
+}
