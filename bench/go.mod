@@ -18,20 +18,26 @@ require (
 )
 
 require (
+	github.com/sluicerpc/sluice/endpointpolicy v0.0.0 // indirect
+	go.opentelemetry.io/otel v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
+)
+
+require (
 	github.com/sluicerpc/sluice/message v0.0.0 // indirect
 	github.com/sluicerpc/sluice/protocol v0.0.0
 )
 
 require (
 	github.com/StackExchange/wmi v0.0.0-20190523213315-cbe66965904d // indirect
-	github.com/andybalholm/brotli v1.3.0
+	github.com/andybalholm/brotli v1.3.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/go-ole/go-ole v1.2.4 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/klauspost/compress v1.20.4
+	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/matttproud/golang_protobuf_extensions v1.0.1 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/prometheus/client_golang v1.9.0 // indirect
@@ -40,7 +46,6 @@ require (
 	github.com/prometheus/procfs v0.2.0 // indirect
 	github.com/shirou/gopsutil/v3 v3.21.6 // indirect
 	github.com/sluicerpc/sluice/client v0.0.0
-	github.com/sluicerpc/sluice/codecs v0.0.0
 	github.com/sluicerpc/sluice/server v0.0.0
 	github.com/tklauser/go-sysconf v0.3.6 // indirect
 	github.com/tklauser/numcpus v0.2.2 // indirect
@@ -73,3 +78,5 @@ replace github.com/sluicerpc/sluice/protocol => ../protocol
 replace github.com/sluicerpc/sluice/message => ../message
 
 replace github.com/sluicerpc/sluice/codecs => ../codecs
+
+replace github.com/sluicerpc/sluice/endpointpolicy => ../endpointpolicy

@@ -13,13 +13,17 @@ require (
 	github.com/sluicerpc/sluice/protocol v0.0.0
 	github.com/sluicerpc/sluice/server v0.0.0
 	github.com/sluicerpc/sluice/spi v0.0.0
+	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.6
 )
 
 require (
 	github.com/andybalholm/brotli v1.3.0 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/sluicerpc/sluice/message v0.0.0 // indirect
+	go.opentelemetry.io/otel v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )
 

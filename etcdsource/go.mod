@@ -3,6 +3,7 @@ module github.com/sluicerpc/sluice/etcdsource
 go 1.26.0
 
 require (
+	github.com/sluicerpc/sluice/config v0.0.0
 	github.com/sluicerpc/sluice/control v0.0.0
 	github.com/sluicerpc/sluice/etcdtest v0.0.0
 	github.com/sluicerpc/sluice/server v0.0.0
@@ -14,13 +15,13 @@ require (
 
 require (
 	github.com/andybalholm/brotli v1.3.0 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/sluicerpc/sluice/codecs v0.0.0 // indirect
-	github.com/sluicerpc/sluice/config v0.0.0 // indirect
 	github.com/sluicerpc/sluice/endpointpolicy v0.0.0 // indirect
 	github.com/sluicerpc/sluice/kernel v0.0.0 // indirect
 	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0 // indirect
@@ -30,6 +31,8 @@ require (
 	github.com/sluicerpc/sluice/protocol v0.0.0 // indirect
 	github.com/sluicerpc/sluice/spi v0.0.0 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect
+	go.opentelemetry.io/otel v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect

@@ -21,6 +21,13 @@ for m in $mods; do
 		fi
 	done
 done
+# each module builds on its own (its replaces and go.sum complete, as
+# users outside the workspace see it)
+for m in $mods; do
+	if ! out=$(cd "$m" && GOWORK=off GOFLAGS=-mod=readonly go list -deps -test ./... 2>&1 >/dev/null); then
+		echo "$m does not build outside the workspace (go mod tidy there; a sibling needs a replace):"; echo "$out" | head -5; status=1
+	fi
+done
 # spi is the contract third parties build on: standard library only.
 nonstd=$(cd spi && go list -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' ./... | grep -v "^$prefix/spi" || true)
 if [ -n "$nonstd" ]; then echo "spi imports outside the standard library: $nonstd"; status=1; fi

@@ -24,6 +24,11 @@ require (
 )
 
 require (
+	github.com/andybalholm/brotli v1.3.0 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
+)
+
+require (
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/hashicorp/go-hclog v1.6.3 // indirect
