@@ -47,6 +47,11 @@ type namespace struct {
 	// new-key path and the control path, never a lookup).
 	insertMu  sync.Mutex
 	lastSweep atomic.Int64
+
+	// refusals counts the requests refused in the namespace, by reason:
+	// partition_capacity, and the refusals of every entry's states
+	// (PartitionStats.Refusals).
+	refusals [reasonCount]atomic.Uint64
 }
 
 // partEntry is one partition: its states and its activity.
@@ -104,6 +109,7 @@ func (ns *namespace) newEntryState(e *partEntry, kind spi.LimiterKind, params sp
 		label = "(default)"
 	}
 	return &state{
+		ns:     ns,
 		key:    stateKey{class: kind.Class()},
 		name:   ns.name + label + "/" + kind.Class().String(),
 		kind:   kind,

@@ -154,6 +154,7 @@ func (p *Permit) Start(ctx context.Context, req Request) error {
 	if prog.part != nil {
 		if !p.enterPartition(prog, req, now) {
 			p.scope = prog.part.name
+			prog.part.refusals[ReasonPartitionCapacity].Add(1)
 			return p.refuse(ReasonPartitionCapacity, nil, spi.Decision{})
 		}
 	}
@@ -413,6 +414,11 @@ func (p *Permit) enterPartition(prog *program, req Request, now time.Time) bool 
 func (p *Permit) refuse(reason Reason, st *state, d spi.Decision) error {
 	if st != nil {
 		p.scope = st.name
+		if st.ns != nil {
+			st.ns.refusals[reason].Add(1)
+		} else {
+			st.refusals[reason].Add(1)
+		}
 	}
 	if d.Hint == spi.HintAt {
 		p.retryAt = d.RetryAt

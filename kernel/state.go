@@ -11,11 +11,18 @@ import (
 // Programs hold pointers to states; states outlive programs and are reused
 // by every later program that binds the same key.
 type state struct {
-	key   stateKey
-	name  string // "global/concurrency", "method:echo/Say/rate", ...
-	kind  spi.LimiterKind
-	class spi.Class
-	lim   spi.Limiter
+	key  stateKey
+	name string // "global/concurrency", "method:echo/Say/rate", ...
+	// ns is the namespace of a partition entry's state (nil for the
+	// global, service and method states): its refusals are counted
+	// there, so that their count does not depend on the entries' lives.
+	ns *namespace
+	// refusals counts the requests this state refused, by reason
+	// (ScopeStats.Refusals). Not for partition entries' states.
+	refusals [reasonCount]atomic.Uint64
+	kind     spi.LimiterKind
+	class    spi.Class
+	lim      spi.Limiter
 
 	// params are the committed parameters. Guarded by Kernel.mu.
 	params spi.Params

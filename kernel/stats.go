@@ -3,6 +3,7 @@ package kernel
 import (
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,6 +37,10 @@ type PartitionStats struct {
 	Max         int64
 	IdleTimeout time.Duration
 	Programs    int64 // unreclaimed programs binding the namespace
+	// Refusals counts the requests refused in the namespace by reason:
+	// partition_capacity, and what every entry's limits refused; nil
+	// when none.
+	Refusals map[string]uint64
 	// Entries are the default partition, then the keys in order.
 	Entries []PartitionEntryStats
 }
@@ -79,6 +84,12 @@ type ScopeStats struct {
 	Available int64
 	Waiters   int
 	Programs  int64 // unreclaimed programs binding the state
+	// Refusals counts the requests the state refused since it was
+	// created, by reason ("concurrency", "rate", "queue_full",
+	// "queue_timeout"); nil when none. A state lives as long as a
+	// program binds it or a request holds it: a reclaimed scope's count
+	// starts again from zero with its next state.
+	Refusals map[string]uint64
 }
 
 // Stats returns the kernel's current figures.
@@ -116,13 +127,29 @@ func (st *state) stats(now time.Time) ScopeStats {
 		Name: st.name, Kind: st.kind.Name(),
 		Limit: snap.Limit, InUse: snap.InUse, Available: snap.Available,
 		Waiters: int(st.waiting.Load()), Programs: st.refs.Load(),
+		Refusals: refusalCounts(&st.refusals),
 	}
+}
+
+// refusalCounts reads counters by reason; nil when all are zero.
+func refusalCounts(c *[reasonCount]atomic.Uint64) map[string]uint64 {
+	var m map[string]uint64
+	for r := range c {
+		if n := c[r].Load(); n > 0 {
+			if m == nil {
+				m = map[string]uint64{}
+			}
+			m[Reason(r).String()] = n
+		}
+	}
+	return m
 }
 
 func (ns *namespace) stats(now time.Time) PartitionStats {
 	ps := PartitionStats{
 		Name: ns.name, Keys: ns.count.Load(), Max: ns.max.Load(),
 		IdleTimeout: time.Duration(ns.idle.Load()), Programs: ns.refs.Load(),
+		Refusals: refusalCounts(&ns.refusals),
 	}
 	ns.eachEntry(func(e *partEntry) {
 		es := PartitionEntryStats{Key: e.key, Default: e.isDefault, Active: e.pins.Load(), LastUse: time.Unix(0, e.lastUse.Load())}

@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/sluicerpc/sluice/kernel"
 )
 
 // serverObservers are sluice's own metrics: observable instruments read
@@ -14,6 +16,7 @@ import (
 // instrument from it.
 type serverObservers struct {
 	granted, queued, abandoned, started, refused metric.Int64ObservableCounter
+	admissionRefused                             metric.Int64ObservableCounter
 	queueCalls, queueBytes                       metric.Int64ObservableGauge
 	active, limit, waiters                       metric.Int64ObservableGauge
 	generation, enabled, programs                metric.Int64ObservableGauge
@@ -48,6 +51,7 @@ func registerServerObservers(meter metric.Meter, s *Server) (metric.Registration
 	counter(&o.abandoned, "sluice.admission.queue.abandoned", "{call}", "Queued calls whose context ended (cancel, deadline, connection) before a decision: not refusals.")
 	counter(&o.started, "sluice.server.calls.started", "{call}", "Calls handed to their own goroutine (queued or admitted).")
 	counter(&o.refused, "sluice.server.calls.refused", "{call}", "Calls refused without running their handler, by reason.")
+	counter(&o.admissionRefused, "sluice.admission.refused", "{call}", "Calls admission refused, by the scope that refused them (a state such as global/concurrency, or a partition namespace for its capacity and its partitions' limits) and reason.")
 	gauge(&o.queueCalls, "sluice.admission.queue.calls", "{call}", "Calls waiting in the admission queue.")
 	gauge(&o.queueBytes, "sluice.admission.queue.bytes", "By", "Request bytes held by the calls waiting in the admission queue.")
 	gauge(&o.active, "sluice.admission.active", "{permit}", "Units in use per admission scope (holders of a concurrency limit, tokens taken of a rate).")
@@ -84,7 +88,7 @@ func registerServerObservers(meter metric.Meter, s *Server) (metric.Registration
 
 func (o *serverObservers) instruments() []metric.Observable {
 	return []metric.Observable{
-		o.granted, o.queued, o.abandoned, o.started, o.refused, o.queueCalls, o.queueBytes,
+		o.granted, o.queued, o.abandoned, o.started, o.refused, o.admissionRefused, o.queueCalls, o.queueBytes,
 		o.active, o.limit, o.waiters, o.generation, o.enabled, o.programs,
 		o.connAdmitted, o.connRefused, o.connFailed, o.connLive, o.connHandshaking,
 		o.callsHeld, o.callsCapacity, o.decodesUsed, o.decodesLimit, o.budgetUsed, o.budgetLimit,
@@ -116,6 +120,7 @@ func (o *serverObservers) observe(ob metric.Observer, st Stats) {
 		ob.ObserveInt64(o.limit, sc.Limit, scope)
 		ob.ObserveInt64(o.waiters, int64(sc.Waiters), scope)
 	}
+	o.observeAdmissionRefusals(ob, a)
 	ob.ObserveInt64(o.generation, u64(a.Generation))
 	enabled, retired := int64(0), a.LivePrograms
 	if a.Enabled {
@@ -164,4 +169,25 @@ func (o *serverObservers) observe(ob metric.Observer, st Stats) {
 	ob.ObserveInt64(o.compressedMessages, u64(st.CompressedStreamMessages), attr("kind", "stream_message"))
 	ob.ObserveInt64(o.frameMemory, st.FrameMemory)
 	ob.ObserveInt64(o.panics, u64(st.HandlerPanics))
+}
+
+// observeAdmissionRefusals reports the kernel's refusals by scope and
+// reason, summed over the states of one scope name (a scope whose limiter
+// was replaced has a state per lineage until the old one drains).
+func (o *serverObservers) observeAdmissionRefusals(ob metric.Observer, a kernel.Stats) {
+	type key struct{ scope, reason string }
+	sum := map[key]uint64{}
+	for _, sc := range a.Scopes {
+		for reason, n := range sc.Refusals {
+			sum[key{sc.Name, reason}] += n
+		}
+	}
+	for _, ps := range a.Partitions {
+		for reason, n := range ps.Refusals {
+			sum[key{ps.Name, reason}] += n
+		}
+	}
+	for k, n := range sum {
+		ob.ObserveInt64(o.admissionRefused, u64(n), metric.WithAttributes(attribute.String("scope", k.scope), attribute.String("reason", k.reason)))
+	}
 }

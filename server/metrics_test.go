@@ -159,6 +159,7 @@ func TestMetricsReportCallsAndAdmission(t *testing.T) {
 	assert.Equal(t, int64(1), mr.value("sluice.admission.queued"))
 	assert.Equal(t, int64(3), mr.value("sluice.admission.granted"), "the first Hold, Say and Fail")
 	assert.Equal(t, int64(1), mr.value("sluice.server.calls.refused", "reason", "queue_full"))
+	assert.Equal(t, int64(1), mr.value("sluice.admission.refused", "scope", scope, "reason", "queue_full"), "the scope that refused it")
 	assert.Equal(t, int64(1), mr.value("sluice.server.calls.refused", "reason", "unimplemented"))
 	assert.Equal(t, int64(1), mr.value("sluice.server.connections.live"))
 	assert.Equal(t, int64(1), mr.value("sluice.server.connections.admitted"))
