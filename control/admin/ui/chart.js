@@ -39,6 +39,7 @@ export class Chart {
     let max = 0;
     for (const s of series) for (const [t, v] of s.points) if (t >= t0 && v > max) max = v;
     max = niceCeil(max);
+    if (this.integer) max = Math.max(4, Math.ceil(max / 4) * 4); // whole grid steps
     const x = t => left + ((t - t0) / this.windowMs) * w;
     const y = v => top + h - (v / max) * h;
 
@@ -58,6 +59,7 @@ export class Chart {
     g.textBaseline = 'top';
     for (let s = 0; s <= this.windowMs / 1000; s += 15) {
       const px = x(now - s * 1000);
+      g.textAlign = s === 0 ? 'right' : 'center'; // "now" ends at the right edge
       g.fillText(s === 0 ? 'now' : `-${s}s`, px, top + h + 4);
     }
 
@@ -69,8 +71,9 @@ export class Chart {
       const px = Math.round(x(m.t)) + 0.5;
       g.beginPath(); g.moveTo(px, top); g.lineTo(px, top + h); g.stroke();
       g.fillStyle = '#6b7585';
-      g.textAlign = 'left';
-      g.fillText(m.label, px + 3, top);
+      const right = px + 3 + g.measureText(m.label).width > left + w; // keep the label inside
+      g.textAlign = right ? 'right' : 'left';
+      g.fillText(m.label, right ? px - 3 : px + 3, top);
     }
 
     // The series.
