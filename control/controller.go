@@ -80,6 +80,13 @@ func New(srv *server.Server, o Options) *Controller {
 	return c
 }
 
+// Server returns the server the Controller owns the configuration of.
+// Reading it (Stats, Generation) is what the admin API's event stream and
+// dashboard do; changing its configuration other than through the
+// Controller makes Generation differ from Current().Generation (see
+// there).
+func (c *Controller) Server() *server.Server { return c.srv }
+
 // Current returns the configuration in force.
 func (c *Controller) Current() Applied {
 	c.mu.Lock()

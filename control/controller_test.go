@@ -348,3 +348,9 @@ func TestAnUnchangedChangeBecomesTheReportedSource(t *testing.T) {
 	assert.Equal(t, etcd.Document, cur.Document)
 	assert.Equal(t, a.Generation, srv.Admission().Generation())
 }
+
+// Server is the server the Controller was made for.
+func TestServerIsTheControllersServer(t *testing.T) {
+	srv := newServer(t)
+	require.Same(t, srv, control.New(srv, control.Options{}).Server())
+}

@@ -9,19 +9,32 @@
 #
 # `make test` (and so .ci/run) runs it first. To add a dependency, add one
 # "program package" line to NEEDS; a program that is not one command
-# (a browser, a compiler plugin) gets the command the tests look up.
+# (a browser, a compiler plugin) gets the command the tests look up. The
+# program field may list alternatives separated by "|": any one of them on
+# PATH satisfies the line (a browser the tests find under several names).
 set -euo pipefail
 
 # NEEDS: one "<command on PATH> <Debian package providing it>" per line.
 NEEDS='
 etcd etcd-server
+chromium|chromium-browser|google-chrome chromium
 '
+
+# present says whether one of the "|"-separated commands is on PATH.
+present() {
+	local c
+	IFS='|' read -ra alts <<<"$1"
+	for c in "${alts[@]}"; do
+		command -v "$c" >/dev/null 2>&1 && return 0
+	done
+	return 1
+}
 
 missing_cmds=()
 missing_pkgs=()
 while read -r cmd pkg; do
 	[ -n "$cmd" ] || continue
-	if ! command -v "$cmd" >/dev/null 2>&1; then
+	if ! present "$cmd"; then
 		missing_cmds+=("$cmd")
 		missing_pkgs+=("$pkg")
 	fi
@@ -57,6 +70,6 @@ if ! install; then
 fi
 
 for cmd in "${missing_cmds[@]}"; do
-	command -v "$cmd" >/dev/null 2>&1 || fail "the packages installed but $cmd is still not on PATH"
+	present "$cmd" || fail "the packages installed but $cmd is still not on PATH"
 done
 echo "deps.sh: installed ${missing_pkgs[*]}"

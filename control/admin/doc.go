@@ -10,7 +10,7 @@
 // (the scheme is case-insensitive); the token is compared in constant
 // time, on SHA-256 digests so that its length leaks nothing either.
 // Without a valid one: 401 with "WWW-Authenticate: Bearer", whatever the
-// path. Every error body is JSON: {"error": "..."} plus the fields the
+// path (but the dashboard's static assets, below). Every error body is JSON: {"error": "..."} plus the fields the
 // error has (below). Unknown paths are 404; a known path with another
 // method is 405 with Allow.
 //
@@ -64,4 +64,41 @@
 //	  built with), admission is turned off and every other setting kept
 //	  as it is (control.Controller.DisableAdmission). Admission already
 //	  off: 200 unchanged.
+//
+//	GET /v1/events
+//	  The server's figures as server-sent events (text/event-stream):
+//	  one Sample at once, then one every Options.EventInterval (500 ms
+//	  by default), each as
+//
+//	    id: <seq>
+//	    event: sample
+//	    data: <Sample as one line of JSON>
+//
+//	  The counters in a Sample (admitted, refused by reason) are
+//	  cumulative: a client computes rates from two samples. One sampler
+//	  serves every client; it runs only while at least one is connected.
+//	  A client more than EventBacklog samples behind is dropped (its
+//	  stream ends; a warning is logged with its address), and a write
+//	  that makes no progress for EventWriteTimeout closes the connection:
+//	  nothing is buffered without bound. When the server has stopped,
+//	  each stream gets a last sample and "event: end", then ends.
+//
+// # The dashboard
+//
+// GET /ui/ is a page of the same origin that shows the configuration in
+// force and its generation, live charts of the events (admitted and
+// refused per second, queued, active permits per scope, the generation
+// changes marked), and an editor that plans a document (POST dry run)
+// and applies exactly that plan (PUT with If-Match of the generation the
+// plan was computed against: 412 if it moved, 422 with the problems and
+// their lines). Its assets (HTML, CSS, JavaScript; embedded, nothing
+// from elsewhere) are the same for every server and hold no secret, so
+// they are served without a token, with a Content-Security-Policy that
+// lets the page talk to its own origin only. The page asks for the
+// token, keeps it in the tab's sessionStorage and sends it as the
+// Authorization header of every API request, the event stream's too
+// (read through fetch: EventSource cannot send headers). The token never
+// travels in a URL, so it reaches no access log, history or Referer;
+// and a page of another origin cannot make the browser send it (it is
+// not a cookie), so the API needs no CSRF defense.
 package admin

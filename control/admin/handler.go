@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluicerpc/sluice/control"
 )
@@ -29,9 +30,13 @@ type Options struct {
 	// MaxBodyBytes bounds request bodies (413 beyond); 0:
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// Logger receives a line for each refused authentication; nil
-	// discards them. (The Controller logs the changes.)
+	// Logger receives a line for each refused authentication and each
+	// event stream dropped for not keeping up; nil discards them. (The
+	// Controller logs the changes.) No line carries a token.
 	Logger *slog.Logger
+	// EventInterval is the sampling period of GET /v1/events; 0:
+	// DefaultEventInterval; at least MinEventInterval.
+	EventInterval time.Duration
 }
 
 // handler serves the API (doc.go) for one Controller.
@@ -40,6 +45,7 @@ type handler struct {
 	digest  [sha256.Size]byte
 	maxBody int64
 	log     *slog.Logger
+	hub     *hub
 }
 
 // NewHandler returns the admin API of ctl. It refuses a token shorter than
@@ -57,10 +63,17 @@ func NewHandler(ctl *control.Controller, o Options) (http.Handler, error) {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	switch {
+	case o.EventInterval == 0:
+		o.EventInterval = DefaultEventInterval
+	case o.EventInterval < MinEventInterval:
+		return nil, fmt.Errorf("admin: EventInterval: %v is below the minimum %v", o.EventInterval, MinEventInterval)
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &handler{ctl: ctl, digest: sha256.Sum256(o.Token), maxBody: o.MaxBodyBytes, log: o.Logger}, nil
+	return &handler{ctl: ctl, digest: sha256.Sum256(o.Token), maxBody: o.MaxBodyBytes, log: o.Logger,
+		hub: newHub(ctl.Server(), o.EventInterval, o.Logger)}, nil
 }
 
 // route is one path's methods.
@@ -70,6 +83,10 @@ type route struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == uiPath || strings.HasPrefix(r.URL.Path, uiPath+"/") {
+		h.ui(w, r) // static assets only: no token needed (ui.go)
+		return
+	}
 	if !h.authorized(w, r) {
 		return
 	}
@@ -80,10 +97,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.MethodGet: h.getConfig, http.MethodHead: h.getConfig, http.MethodPut: h.putConfig, http.MethodPost: h.postConfig}}
 	case "/v1/config/admission":
 		rt = route{"DELETE", map[string]http.HandlerFunc{http.MethodDelete: h.deleteAdmission}}
+	case "/v1/events":
+		rt = route{"GET", map[string]http.HandlerFunc{http.MethodGet: h.events}}
 	case "/v1/status":
 		rt = route{"GET, HEAD", map[string]http.HandlerFunc{http.MethodGet: h.status, http.MethodHead: h.status}}
 	default:
-		writeError(w, http.StatusNotFound, ErrorBody{Error: fmt.Sprintf("no such path %q (the API: /v1/config, /v1/config/admission, /v1/status)", r.URL.Path)})
+		writeError(w, http.StatusNotFound, ErrorBody{Error: fmt.Sprintf("no such path %q (the API: /v1/config, /v1/config/admission, /v1/status, /v1/events; the dashboard: /ui/)", r.URL.Path)})
 		return
 	}
 	f := rt.handlers[r.Method]
