@@ -13,6 +13,7 @@ require (
 
 require (
 	github.com/andybalholm/brotli v1.3.0 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
@@ -26,6 +27,8 @@ require (
 	github.com/sluicerpc/sluice/message v0.0.0 // indirect
 	github.com/sluicerpc/sluice/protocol v0.0.0 // indirect
 	github.com/sluicerpc/sluice/spi v0.0.0 // indirect
+	go.opentelemetry.io/otel v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 )
 
