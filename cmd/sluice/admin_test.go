@@ -33,6 +33,7 @@ func serveWithAdmin(t *testing.T) *adminFixture {
 	adminAddr := freeAddr(t)
 	_, out := serveInBackground(t, "-admin", adminAddr, "-admin-token-file", tf)
 	require.Contains(t, out.String(), "sluice serve: admin API on http://"+adminAddr+"\n")
+	require.Contains(t, out.String(), "sluice serve: dashboard at http://"+adminAddr+"/ui/ (paste the admin token)\n")
 	return &adminFixture{t: t, dir: dir, flags: []string{"-addr", "http://" + adminAddr, "-token-file", tf}, out: out}
 }
 

@@ -43,6 +43,7 @@ func startAdmin(ctx context.Context, ctl *control.Controller, cf controlFlags, l
 		}
 	}()
 	fmt.Fprintf(stdout, "sluice serve: admin API on http://%s\n", l.Addr())
+	fmt.Fprintf(stdout, "sluice serve: dashboard at http://%s/ui/ (paste the admin token)\n", l.Addr())
 	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), adminStopTimeout)
 		defer cancel()
