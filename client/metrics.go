@@ -174,9 +174,10 @@ func (m *clientMetrics) row(method string) *methodRow {
 // returned err after sent attempts; reqBytes is its request body, and
 // respBytes, when not negative, its response body (uncompressed). The
 // request size is recorded only when an attempt was let through. It
-// allocates nothing once the method has its row.
+// allocates nothing once the method has its row (unless err is neither a
+// *status.Error nor a context error: see codeOf).
 func (m *clientMetrics) call(method string, start time.Time, err error, sent, reqBytes, respBytes int) {
-	code := status.Code(err)
+	code := codeOf(err)
 	if !code.Valid() {
 		code = protocol.CodeUnknown
 	}
@@ -190,6 +191,26 @@ func (m *clientMetrics) call(method string, start time.Time, err error, sent, re
 	if respBytes >= 0 {
 		m.respSize.Record(ctx, int64(respBytes), opts...)
 	}
+}
+
+// codeOf is status.Code(err) without its allocation for the errors calls
+// return: a *status.Error itself (never a context error), a context error
+// or nil. Anything else (a wrapped status) goes through status.Code, whose
+// errors.As allocates.
+func codeOf(err error) protocol.Code {
+	switch e := err.(type) {
+	case nil:
+		return protocol.CodeOK
+	case *status.Error:
+		return e.Code
+	}
+	switch err {
+	case context.Canceled:
+		return protocol.CodeCanceled
+	case context.DeadlineExceeded:
+		return protocol.CodeDeadlineExceeded
+	}
+	return status.Code(err)
 }
 
 // close unregisters the observable instruments' callback (once): a closed
