@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"io"
 	"maps"
 	"runtime/debug"
 	"sync"
@@ -191,6 +192,38 @@ func (m *clientMetrics) call(method string, start time.Time, err error, sent, re
 	if respBytes >= 0 {
 		m.respSize.Record(ctx, int64(respBytes), opts...)
 	}
+}
+
+// stream records a stream of method, begun at start, that ended with err.
+// A stream's sizes are per message: not recorded, as on the server.
+func (m *clientMetrics) stream(method string, start time.Time, err error) {
+	code := codeOf(err)
+	if !code.Valid() {
+		code = protocol.CodeUnknown
+	}
+	m.duration.Record(context.Background(), time.Since(start).Seconds(), m.row(method)[code]...)
+}
+
+// observeEnd records, with metrics, the end of s with err (io.EOF: the
+// server's End, status OK); finish calls it once, before the end is
+// published, so that a caller that saw the end finds the stream in the
+// next collection.
+func (s *Stream) observeEnd(err error) {
+	if m := s.c.metrics; m != nil {
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+		m.stream(s.method, s.start, err)
+	}
+}
+
+// now is the start time of a stream: the current time with metrics, the
+// zero time (and no clock read) without.
+func (m *clientMetrics) now() time.Time {
+	if m == nil {
+		return time.Time{}
+	}
+	return time.Now()
 }
 
 // codeOf is status.Code(err) without its allocation for the errors calls

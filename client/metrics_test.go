@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"io"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -191,3 +192,34 @@ type panicPolicy struct{}
 
 func (panicPolicy) TryAcquire(string, string) spi.EndpointDecision { panic("policy bug") }
 func (panicPolicy) Report(spi.AttemptOutcome, uint64)              {}
+
+// TestMetricsReportStreams: a stream is in rpc.client.call.duration from
+// NewStream to its end, by method and the code it ended with (the
+// server's End is OK, a Close is Canceled), once it has ended; its sizes
+// are per message and not recorded.
+func TestMetricsReportStreams(t *testing.T) {
+	mr := newMetricsReader(t)
+	ts := startServer(t, streamMux(), server.Options{})
+	c := dial(t, client.Options{MeterProvider: mr.mp}, ts.addr)
+	ctx := ctxTimeout(t, 5*time.Second)
+
+	s, err := c.NewStream(ctx, "echo/Bidi", client.StreamBidi)
+	require.NoError(t, err)
+	require.NoError(t, s.Send([]byte("m")))
+	_, err = s.Receive()
+	require.NoError(t, err)
+	mr.collect()
+	assert.Equal(t, uint64(0), mr.count("rpc.client.call.duration", "rpc.method", "echo/Bidi"), "the stream is still open")
+	require.NoError(t, s.CloseSend())
+	_, err = s.Receive()
+	require.ErrorIs(t, err, io.EOF)
+
+	closed, err := c.NewStream(ctx, "echo/Bidi", client.StreamBidi)
+	require.NoError(t, err)
+	require.NoError(t, closed.Close())
+
+	mr.collect()
+	assert.Equal(t, uint64(1), mr.count("rpc.client.call.duration", callAttrs("echo/Bidi", "OK")...))
+	assert.Equal(t, uint64(1), mr.count("rpc.client.call.duration", callAttrs("echo/Bidi", "Canceled")...))
+	assert.Equal(t, uint64(0), mr.count("rpc.client.request.size", "rpc.method", "echo/Bidi"))
+}

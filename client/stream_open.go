@@ -36,7 +36,7 @@ func (c *Client) NewStream(ctx context.Context, fullMethod string, kind StreamTy
 		co = o.apply(co)
 	}
 	s := &Stream{
-		c: c, kind: kind, method: fullMethod, ctx: ctx, co: co,
+		c: c, kind: kind, method: fullMethod, ctx: ctx, co: co, start: c.metrics.now(),
 		wake:  make(chan struct{}, 1),
 		first: make(chan struct{}),
 		ended: make(chan struct{}),
