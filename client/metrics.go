@@ -20,7 +20,8 @@ import (
 // The RPC metrics follow the OpenTelemetry semantic conventions for RPC,
 // version SemconvVersion, as the server's do: rpc.client.call.duration in
 // seconds, per call as the application sees it (from CallRaw, Call or
-// OneWay to its return, every attempt, retry wait and dial included), with
+// OneWay to its return, every attempt, retry wait and dial included; a
+// stream from NewStream to its end, sizes not recorded), with
 // rpc.system.name "sluice", rpc.method "service/method" ("_OTHER" beyond
 // maxMetricMethods distinct methods), rpc.response.status_code the code
 // name the call returned ("OK", "Unavailable", ...) and, for every code but

@@ -107,7 +107,8 @@ type Options struct {
 
 	// MeterProvider, when not nil, receives the client's metrics
 	// (docs/observability.md): rpc.client.call.duration and the request
-	// and response sizes per unary call, by method and status code, per
+	// and response sizes per unary call (duration only per stream), by
+	// method and status code, per
 	// the OpenTelemetry RPC semantic conventions (SemconvVersion), and
 	// sluice's own (sluice.client.*): attempts per call, endpoint policy
 	// decisions and circuit states, dials and connections per endpoint.
