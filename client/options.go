@@ -107,14 +107,13 @@ type Options struct {
 
 	// MeterProvider, when not nil, receives the client's metrics
 	// (docs/observability.md): rpc.client.call.duration and the request
-	// and response sizes per unary call (duration only per stream), by
-	// method and status code, per
-	// the OpenTelemetry RPC semantic conventions (SemconvVersion), and
-	// sluice's own (sluice.client.*): attempts per call, endpoint policy
-	// decisions and circuit states, dials and connections per endpoint.
-	// The instruments are created in Dial and the observations
-	// unregistered by Close. nil means no metrics: a call pays one nil
-	// check.
+	// and response sizes per unary call (only the duration per stream),
+	// by method and status code, per the OpenTelemetry RPC semantic
+	// conventions (SemconvVersion), and sluice's own (sluice.client.*):
+	// attempts per call, endpoint policy decisions and circuit states,
+	// dials and connections per endpoint. The instruments are created in
+	// Dial and the observations unregistered by Close. nil means no
+	// metrics: a call pays one nil check.
 	MeterProvider metric.MeterProvider
 }
 
