@@ -9,11 +9,12 @@ import (
 	"github.com/sluicerpc/sluice/protocol/status"
 )
 
-// invoke runs a call's attempts until one succeeds, one fails in a way
-// that must not be retried, the attempts are exhausted or ctx ends. On
+// invokeAttempts runs a call's attempts until one succeeds, one fails in a
+// way that must not be retried, the attempts are exhausted or ctx ends. On
 // success it returns the call, whose body holds the response (empty for a
 // one-way call); the caller must give it back with c.calls.put. On
-// failure the call is already back in the pool.
+// failure the call is already back in the pool. sent is the number of
+// attempts the endpoint policy let through (for the metrics; invoke).
 //
 // An attempt the endpoint policy refuses was never written: the call moves
 // on to an endpoint the policy has not refused since the call last waited,
@@ -21,7 +22,7 @@ import (
 // which fails with the shortest hint (see refusals). A RetryAfter hint is
 // waited only when an attempt is left after it and the deadline fits the
 // wait plus another attempt as long as the last one.
-func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay bool, opts []CallOption) (*call, error) {
+func (c *Client) invokeAttempts(ctx context.Context, method string, body []byte, oneWay bool, opts []CallOption) (cl *call, sent int, err error) {
 	co := callOptions{maxAttempts: c.cfg.MaxAttempts}
 	if _, ok := c.cfg.idempotent[method]; ok {
 		co.idempotent = true
@@ -29,23 +30,27 @@ func (c *Client) invoke(ctx context.Context, method string, body []byte, oneWay 
 	for _, o := range opts {
 		co = o.apply(co)
 	}
-	cl := c.calls.get()
+	cl = c.calls.get()
 	if err := cl.md.prepare(&co); err != nil {
 		c.calls.put(cl)
-		return nil, err
+		return nil, 0, err
 	}
 	if err := cl.preparePolicy(c.cfg.comp, method, &co); err != nil {
 		c.calls.put(cl)
-		return nil, err
+		return nil, 0, err
 	}
-	err := c.attempts(ctx, &co, func(ep *endpoint) (outcome, error) {
-		return c.attempt(ctx, ep, method, body, oneWay, co.waitForReady, cl)
+	err = c.attempts(ctx, &co, func(ep *endpoint) (outcome, error) {
+		out, err := c.attempt(ctx, ep, method, body, oneWay, co.waitForReady, cl)
+		if out != outcomePolicyRejected {
+			sent++
+		}
+		return out, err
 	}, shouldRetry)
 	if err == nil {
-		return cl, nil
+		return cl, sent, nil
 	}
 	c.calls.put(cl)
-	return nil, err
+	return nil, sent, err
 }
 
 // attempts runs try on endpoints until an attempt succeeds, one fails in a
@@ -165,7 +170,7 @@ func shouldRetry(out outcome, err error, idempotent bool) (bool, time.Duration) 
 // only it, is told its outcome, exactly once, even if the policy is
 // replaced or disabled meanwhile.
 func (c *Client) attempt(ctx context.Context, ep *endpoint, method string, body []byte, oneWay, waitReady bool, cl *call) (outcome, error) {
-	a, held, err := c.policy.admit(uintptr(ep.idx), ep.addr, method)
+	a, held, err := c.admit(ep, method)
 	if err != nil {
 		return outcomePolicyRejected, err
 	}

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,8 @@ type Client struct {
 	policy policyControl
 
 	calls callPool // idle calls
+
+	metrics *clientMetrics // nil without Options.MeterProvider
 
 	ctx    context.Context // cancelled by Close: aborts dials and waits
 	cancel context.CancelFunc
@@ -55,6 +58,12 @@ func Dial(ctx context.Context, endpoints []string, opts Options) (*Client, error
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	for i, addr := range endpoints {
 		c.eps = append(c.eps, &endpoint{idx: i, addr: addr})
+	}
+	if mp := cfg.MeterProvider; mp != nil {
+		if c.metrics, err = newClientMetrics(mp, c); err != nil {
+			c.cancel()
+			return nil, fmt.Errorf("sluice client: creating the metrics: %w", err)
+		}
 	}
 
 	errs := make([]error, len(c.eps)) // in the order of endpoints
@@ -97,8 +106,10 @@ func (e *unreachableError) Unwrap() []error { return e.errs }
 // Close closes every connection and stops every goroutine of the Client;
 // it returns once they have ended. Calls in flight and calls made afterwards
 // fail with status Canceled; the server may still run the calls it
-// received. Close is idempotent.
+// received. Close unregisters the client's metric observations
+// (Options.MeterProvider). Close is idempotent.
 func (c *Client) Close() error {
+	c.metrics.close()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()

@@ -17,6 +17,7 @@ type endpoint struct {
 	cur     atomic.Pointer[conn] // the connection new calls use; nil if none
 	retryAt atomic.Int64         // unix nanoseconds before which no dial starts
 	stage   atomic.Int32         // what the running dial is doing (stages)
+	stats   endpointStats        // policy decisions and dials (endpoint_stats.go)
 
 	mu       sync.Mutex
 	dialing  chan struct{} // closed when the running dial ends; nil if none
@@ -122,6 +123,7 @@ func (c *Client) dial(ep *endpoint, ch chan struct{}) {
 		_ = cn.nc.Close()
 		cn, err = nil, errClientClosed
 	}
+	ep.stats.dialed(err)
 	ep.mu.Lock()
 	failures := ep.failures
 	if err != nil {

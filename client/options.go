@@ -11,6 +11,8 @@ import (
 	"net"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/sluicerpc/sluice/codecs"
 	"github.com/sluicerpc/sluice/protocol"
 )
@@ -102,6 +104,17 @@ type Options struct {
 	// The configuration is resolved by Dial, which reports every invalid
 	// field; the codecs must be safe for concurrent use (spi.Codec).
 	Compression codecs.Config
+
+	// MeterProvider, when not nil, receives the client's metrics
+	// (docs/observability.md): rpc.client.call.duration and the request
+	// and response sizes per unary call (only the duration per stream),
+	// by method and status code, per the OpenTelemetry RPC semantic
+	// conventions (SemconvVersion), and sluice's own (sluice.client.*):
+	// attempts per call, endpoint policy decisions and circuit states,
+	// dials and connections per endpoint. The instruments are created in
+	// Dial and the observations unregistered by Close. nil means no
+	// metrics: a call pays one nil check.
+	MeterProvider metric.MeterProvider
 }
 
 // Backoff is an exponential backoff with jitter: the n-th consecutive

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/sluicerpc/sluice/protocol"
 	"github.com/sluicerpc/sluice/protocol/flow"
@@ -59,7 +60,8 @@ type Stream struct {
 	kind   StreamType
 	method string
 	ctx    context.Context
-	id     uint64 // set when the opening Request is queued
+	id     uint64    // set when the opening Request is queued
+	start  time.Time // NewStream's time, with metrics (else zero)
 
 	// The request side; used by the sending goroutine only.
 	cl     call    // metadata, compression policy and buffers of the call

@@ -33,6 +33,7 @@ func (s *Stream) finish(out outcome, err error, local bool) bool {
 	cn, held := s.cn, s.held
 	s.held = false
 	s.mu.Unlock()
+	s.observeEnd(err)
 	s.sendWin.Close()
 	defer s.publish(err)
 	if cn == nil {

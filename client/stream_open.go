@@ -36,7 +36,7 @@ func (c *Client) NewStream(ctx context.Context, fullMethod string, kind StreamTy
 		co = o.apply(co)
 	}
 	s := &Stream{
-		c: c, kind: kind, method: fullMethod, ctx: ctx, co: co,
+		c: c, kind: kind, method: fullMethod, ctx: ctx, co: co, start: c.metrics.now(),
 		wake:  make(chan struct{}, 1),
 		first: make(chan struct{}),
 		ended: make(chan struct{}),
@@ -86,7 +86,7 @@ func streamRetry(out outcome, err error, idempotent bool) (bool, time.Duration) 
 // stream keeps its hold: the stream reports it once, at its end (finish);
 // a failed one is reported here.
 func (c *Client) streamAttempt(s *Stream, ep *endpoint, msg []byte, withMsg bool) (outcome, error) {
-	a, held, err := c.policy.admit(uintptr(ep.idx), ep.addr, s.method)
+	a, held, err := c.admit(ep, s.method)
 	if err != nil {
 		return outcomePolicyRejected, err
 	}
