@@ -278,11 +278,11 @@ func (cl *call) run(queued bool) {
 	if cl.st != nil {
 		err := cl.invokeStream()
 		cl.releaseAdmission()
-		if s.metrics != nil {
-			cl.observe(cl.codeOf(err), -1)
-		}
 		cl.st.end(err)
 		cl.st.dropLast() // the handler returned: its last message is no longer used
+		if s.metrics != nil {
+			cl.observe(cl.codeOf(err), -1) // after the answer: off the call's latency
+		}
 		return
 	}
 	out, err := cl.invoke()
@@ -301,8 +301,8 @@ func (cl *call) run(queued bool) {
 	}
 	if err != nil {
 		f := cl.handlerErrorFrame(err)
-		cl.observe(f.Code, -1)
 		c.writeError(cl.id, &f)
+		cl.observe(f.Code, -1)
 		return
 	}
 	body := len(out) - protocol.HeaderSize
@@ -313,14 +313,14 @@ func (cl *call) run(queued bool) {
 	}
 	if uint64(body) > uint64(c.peerMax) {
 		f := protocol.ErrorFrame{Code: protocol.CodeResourceExhausted, Message: "the response exceeds the client's maximum frame size"}
-		cl.observe(f.Code, -1)
 		c.writeError(cl.id, &f)
+		cl.observe(f.Code, -1)
 		return
 	}
 	protocol.AppendHeader(out[:0], protocol.Header{Type: protocol.FrameResponse, Length: uint32(body), ID: cl.id})
 	cl.out = out
-	cl.observe(protocol.CodeOK, body)
 	_ = c.w.Write(out)
+	cl.observe(protocol.CodeOK, body) // after the answer: off the call's latency
 }
 
 // invoke runs the handler, turning a panic into an Internal error.
@@ -445,19 +445,19 @@ func (e *panicError) Error() string { return e.f.Message }
 // It runs on the reader only (the request it refuses is c.req, which
 // arrived at c.reqStart); a call's own goroutine refuses with call.refuse.
 func (c *conn) refuse(id uint64, oneWay bool, f protocol.ErrorFrame, drop dropReason) {
+	c.answerRefusal(id, oneWay, f, drop)
 	if m := c.s.metrics; m != nil {
 		m.call(c.s.methodOf(&c.req), f.Code, c.reqStart, -1, -1)
 	}
-	c.answerRefusal(id, oneWay, f, drop)
 }
 
 // refuse answers cl's request, refused on its own goroutine (after its
 // queue wait, or by its decode or its stream's admission).
 func (cl *call) refuse(oneWay bool, f protocol.ErrorFrame, drop dropReason) {
+	cl.c.answerRefusal(cl.id, oneWay, f, drop)
 	if m := cl.c.s.metrics; m != nil {
 		m.call(cl.m, f.Code, cl.start, -1, -1)
 	}
-	cl.c.answerRefusal(cl.id, oneWay, f, drop)
 }
 
 // answerRefusal counts a refusal and answers it (a one-way call gets no

@@ -231,9 +231,11 @@ func outcomeOf(drop dropReason) queueOutcome {
 }
 
 // observe records, with metrics, the end of cl, whose handler ran, with
-// code and respBytes of response body (negative: none); it runs before
-// the answer is written, so that a client that got its answer finds the
-// call in the next collection.
+// code and respBytes of response body (negative: none). It runs right
+// after the answer is written, off the call's latency (recorded before
+// it, the histograms' work sat between the handler and the client: 20%
+// slower in BenchmarkServerUnaryMetrics); a client that got its answer
+// finds the call in a collection an instant later.
 func (cl *call) observe(code protocol.Code, respBytes int) {
 	if m := cl.c.s.metrics; m != nil {
 		reqBytes := len(cl.body)

@@ -37,6 +37,24 @@ func (r *metricsReader) collect() {
 	require.NoError(r.t, r.reader.Collect(context.Background(), &r.rm))
 }
 
+// awaitCount collects until the histogram name has want data points with
+// kv, failing after a bound that only a broken server reaches: calls are
+// recorded right after their answer is written, so a client that has its
+// answer may collect an instant too early.
+func (r *metricsReader) awaitCount(want uint64, name string, kv ...string) {
+	r.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r.collect()
+		got := r.count(name, kv...)
+		if got == want || time.Now().After(deadline) {
+			require.Equal(r.t, want, got, "%s %v", name, kv)
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func (r *metricsReader) metric(name string) (metricdata.Metrics, bool) {
 	for _, sm := range r.rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
@@ -164,10 +182,10 @@ func TestMetricsReportCallsAndAdmission(t *testing.T) {
 	assert.Equal(t, int64(1), mr.value("sluice.server.connections.live"))
 	assert.Equal(t, int64(1), mr.value("sluice.server.connections.admitted"))
 	assert.Equal(t, int64(1), mr.value("sluice.server.calls.reservations", "state", "active"), "the running Hold (the queued one reserves on its grant)")
-	assert.Equal(t, uint64(1), mr.count("rpc.server.call.duration", callAttrs("echo/Say", "OK")...))
-	assert.Equal(t, uint64(1), mr.count("rpc.server.call.duration", append(callAttrs("echo/Hold", "ResourceExhausted"), "error.type", "ResourceExhausted")...))
-	assert.Equal(t, uint64(1), mr.count("rpc.server.call.duration", callAttrs("echo/Fail", "NotFound")...))
-	assert.Equal(t, uint64(1), mr.count("rpc.server.call.duration", callAttrs("_OTHER", "Unimplemented")...))
+	mr.awaitCount(1, "rpc.server.call.duration", callAttrs("echo/Say", "OK")...)
+	mr.awaitCount(1, "rpc.server.call.duration", append(callAttrs("echo/Hold", "ResourceExhausted"), "error.type", "ResourceExhausted")...)
+	mr.awaitCount(1, "rpc.server.call.duration", callAttrs("echo/Fail", "NotFound")...)
+	mr.awaitCount(1, "rpc.server.call.duration", callAttrs("_OTHER", "Unimplemented")...)
 	assert.Equal(t, uint64(0), mr.count("rpc.server.call.duration", callAttrs("echo/Hold", "OK")...), "both Holds are still running")
 	assert.Equal(t, uint64(0), mr.count("sluice.admission.queue.delay"))
 
@@ -176,9 +194,9 @@ func TestMetricsReportCallsAndAdmission(t *testing.T) {
 		require.Nil(t, c.next().err)
 	}
 	mr.collect()
-	assert.Equal(t, uint64(2), mr.count("rpc.server.call.duration", callAttrs("echo/Hold", "OK")...))
-	assert.Equal(t, uint64(2), mr.count("rpc.server.request.size", callAttrs("echo/Hold", "OK")...))
-	assert.Equal(t, uint64(2), mr.count("rpc.server.response.size", callAttrs("echo/Hold", "OK")...))
+	mr.awaitCount(2, "rpc.server.call.duration", callAttrs("echo/Hold", "OK")...)
+	mr.awaitCount(2, "rpc.server.request.size", callAttrs("echo/Hold", "OK")...)
+	mr.awaitCount(2, "rpc.server.response.size", callAttrs("echo/Hold", "OK")...)
 	assert.Equal(t, uint64(0), mr.count("rpc.server.request.size", callAttrs("_OTHER", "Unimplemented")...), "a refused call has no size")
 	assert.Equal(t, uint64(1), mr.count("sluice.admission.queue.delay", "outcome", "granted"))
 	assert.Equal(t, int64(4), mr.value("sluice.admission.granted"))

@@ -37,17 +37,17 @@ func (cl *call) respond(out []byte) {
 	frame, err := protocol.AppendResponse(cl.md.frame[:0], cl.id, &resp)
 	if err != nil {
 		f := protocol.ErrorFrame{Code: protocol.CodeInternal, Message: clip("encoding the response: " + err.Error())}
-		cl.observe(f.Code, -1)
 		c.writeError(cl.id, &f)
+		cl.observe(f.Code, -1)
 		return
 	}
 	cl.md.frame = frame
 	if uint64(len(frame)-protocol.HeaderSize) > uint64(c.peerMax) {
 		f := protocol.ErrorFrame{Code: protocol.CodeResourceExhausted, Message: "the response exceeds the client's maximum frame size"}
-		cl.observe(f.Code, -1)
 		c.writeError(cl.id, &f)
+		cl.observe(f.Code, -1)
 		return
 	}
-	cl.observe(protocol.CodeOK, len(body))
 	_ = c.w.Write(frame)
+	cl.observe(protocol.CodeOK, len(body))
 }

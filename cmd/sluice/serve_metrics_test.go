@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -55,6 +56,19 @@ next:
 	return nil
 }
 
+// scrapeUntil scrapes until done holds, for at most 10 s.
+func scrapeUntil(t *testing.T, addr string, done func(map[string]*dto.MetricFamily) bool) map[string]*dto.MetricFamily {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mfs := scrape(t, addr)
+		if done(mfs) || time.Now().After(deadline) {
+			return mfs
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // serve -metrics serves the server's metrics as Prometheus text: the call
 // duration histogram by method and code, the refusals by reason, the
 // current generation, the connections and the configuration reloads.
@@ -71,7 +85,15 @@ func TestServeMetricsScrape(t *testing.T) {
 	code, _, _ = runCommand("call", "-addr", addr, "-data", "two")
 	require.Equal(t, exitFail, code, "the token bucket holds one call an hour")
 
-	mfs := scrape(t, maddr)
+	// A call is recorded right after its answer is written: scrape until
+	// both are in (a bound only a broken server reaches).
+	mfs := scrapeUntil(t, maddr, func(mfs map[string]*dto.MetricFamily) bool {
+		var n uint64
+		for _, m := range mfs["rpc_server_call_duration_seconds"].GetMetric() {
+			n += m.GetHistogram().GetSampleCount()
+		}
+		return n == 2
+	})
 	ok := labeled(t, mfs, "rpc_server_call_duration_seconds", "rpc_method", "echo/Say", "rpc_response_status_code", "OK", "rpc_system_name", "sluice")
 	assert.Equal(t, uint64(1), ok.GetHistogram().GetSampleCount())
 	refused := labeled(t, mfs, "rpc_server_call_duration_seconds", "rpc_method", "echo/Say", "rpc_response_status_code", "ResourceExhausted", "error_type", "ResourceExhausted")
