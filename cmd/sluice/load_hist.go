@@ -27,7 +27,7 @@ const (
 	histSubBits = 4
 	histSub     = 1 << histSubBits // sub-buckets per power of two
 	histMaxExp  = 42               // 2^42 ns: about 73 minutes
-	histBuckets = (histMaxExp - histSubBits + 2) * histSub
+	histBuckets = (histMaxExp - histSubBits + 1) * histSub
 	histMax     = time.Duration(1)<<histMaxExp - 1
 )
 
