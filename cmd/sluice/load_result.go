@@ -11,8 +11,7 @@ import (
 )
 
 // loadResult is what a run of "sluice load" ended with; -json prints it
-// as one object (the field tags are its schema, documented in
-// docs/cli.md). Every started call is counted in exactly one of Statuses
+// as one object, whose schema is the field tags and comments below. Every started call is counted in exactly one of Statuses
 // (OK included); Started + Missed = Due.
 type loadResult struct {
 	Mode        string  `json:"mode"`                   // "rate" (open loop) or "concurrency" (closed loop)
