@@ -23,6 +23,7 @@ type endpoint struct {
 	dialing  chan struct{} // closed when the running dial ends; nil if none
 	lastErr  error         // the last dial failure
 	failures int           // consecutive dial failures
+	connects int           // dials that succeeded (for the log)
 }
 
 // ready returns the endpoint's connection if new calls may use it.
@@ -125,13 +126,16 @@ func (c *Client) dial(ep *endpoint, ch chan struct{}) {
 	}
 	ep.stats.dialed(err)
 	ep.mu.Lock()
-	failures := ep.failures
+	failures, connects := ep.failures, ep.connects
+	var retryIn time.Duration
 	if err != nil {
 		ep.failures++
 		failures = ep.failures
 		ep.lastErr = newDialError(ep.addr, err)
-		ep.retryAt.Store(time.Now().Add(c.cfg.Backoff.delay(ep.failures)).UnixNano())
+		retryIn = c.cfg.Backoff.delay(ep.failures)
+		ep.retryAt.Store(time.Now().Add(retryIn).UnixNano())
 	} else {
+		ep.connects++
 		ep.failures, ep.lastErr = 0, nil
 		ep.retryAt.Store(0)
 		ep.cur.Store(cn)
@@ -140,8 +144,9 @@ func (c *Client) dial(ep *endpoint, ch chan struct{}) {
 	ep.mu.Unlock()
 	close(ch)
 	if err != nil {
-		c.cfg.Logger.Warn("sluice client: dial failed", "endpoint", ep.addr, "failures", failures, "error", err.Error())
+		c.logDialFailed(ep, failures, retryIn, err)
 	} else {
+		c.logConnected(ep, connects > 0, failures)
 		cn.startKeepalive()
 	}
 }

@@ -108,7 +108,7 @@ func (e connError) Unwrap() error { return e.err }
 func (c *conn) onGoAway(g *protocol.GoAway) {
 	c.usable.Store(false)
 	c.ep.detach(c)
-	c.client.cfg.Logger.Debug("sluice client: GoAway", "endpoint", c.ep.addr, "last_id", g.LastID, "code", g.Code.String(), "message", g.Message)
+	c.logGoAway(g)
 	var lost []*call
 	c.mu.Lock()
 	c.goingAway = true
@@ -157,7 +157,7 @@ func (c *conn) shutdown(readErr error) {
 	_ = c.nc.Close()
 	c.client.untrack(c)
 	if readErr != nil && !errors.Is(readErr, net.ErrClosed) {
-		c.client.cfg.Logger.Debug("sluice client: connection ended", "endpoint", c.ep.addr, "error", readErr)
+		c.logLost(readErr)
 	}
 }
 

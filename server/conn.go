@@ -151,6 +151,7 @@ func (c *conn) serve() {
 	c.startTicker()
 
 	err := c.readLoop()
+	defer c.logClosed(err)
 	c.stopTicker()
 	if err != nil {
 		// The client left, broke the protocol, or the connection was
@@ -272,6 +273,7 @@ func (c *conn) failHandshake(err error) {
 	if protocol.IsViolation(err) {
 		c.s.stats.violations.Add(1)
 		c.sendConnError(protocol.CodeInternal, "protocol violation: "+err.Error())
+		c.logViolation(err)
 	}
 }
 
@@ -387,7 +389,7 @@ func (c *conn) awaitClientReading() error {
 func (c *conn) writeFailed(err error) {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		c.s.stats.writeTimeouts.Add(1)
-		c.s.o.Logger.Debug("write timeout: the client stopped reading, closing", "remote", c.peer.RemoteAddr)
+		c.logWriteTimeout()
 	}
 	c.close(errWriteFailed)
 }
@@ -414,7 +416,7 @@ func (c *conn) violation(err error) {
 	if ferr == nil {
 		_ = c.w.WriteFinal(f) // nothing follows a connection Error
 	}
-	c.s.o.Logger.Debug("protocol violation", "remote", c.peer.RemoteAddr, "error", err)
+	c.logViolation(err)
 }
 
 // onCancel cancels the call id if it is still in flight and cancellable.
@@ -465,10 +467,12 @@ func (c *conn) goAway() {
 		if m := c.goAwayMsg.Load(); m != nil {
 			msg = *m
 		}
-		if f, err := protocol.AppendGoAway(nil, &protocol.GoAway{LastID: c.lastID.Load(), Code: protocol.CodeOK, Message: msg}); err == nil {
+		last := c.lastID.Load()
+		if f, err := protocol.AppendGoAway(nil, &protocol.GoAway{LastID: last, Code: protocol.CodeOK, Message: msg}); err == nil {
 			// Never blocks (Stop sends it): a peer that does not read
 			// cannot hold the GoAway's sender.
 			_ = c.w.WriteNoWait(f)
+			c.logGoAway(last, msg)
 		}
 		if c.active.Load() == 0 {
 			c.end()

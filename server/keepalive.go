@@ -75,7 +75,7 @@ func (c *conn) tick(w *watch) {
 	if k := c.s.o.KeepaliveInterval; k > 0 {
 		switch {
 		case w.silent >= 2*k && w.pinged:
-			c.s.o.Logger.Debug("keepalive: no answer, closing", "remote", c.peer.RemoteAddr)
+			c.logKeepalive()
 			c.close(errKeepalive)
 			return
 		case w.silent >= k && !w.pinged:
@@ -86,7 +86,7 @@ func (c *conn) tick(w *watch) {
 		}
 	}
 	if i := c.s.o.IdleTimeout; i > 0 && w.idle >= i {
-		c.s.o.Logger.Debug("idle timeout, closing", "remote", c.peer.RemoteAddr)
+		c.logIdle()
 		c.drainWith("idle timeout")
 		return
 	}

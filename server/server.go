@@ -71,6 +71,7 @@ type Server struct {
 	stats      counters
 	metrics    *serverMetrics // nil without Options.MeterProvider
 	refusals   refusalLog
+	reqRefused requestRefusalLog
 	hooks      atomic.Pointer[hooks]
 }
 
@@ -139,6 +140,7 @@ func New(mux *Mux, o Options) (*Server, error) {
 		return nil, err
 	}
 	s.refusals = refusalLog{logger: r.Logger, clock: r.Clock, gate: s.gate}
+	s.reqRefused = requestRefusalLog{logger: r.Logger, stats: &s.stats}
 	if s.refusals.clock == nil {
 		s.refusals.clock = spi.NewMonotonicClock()
 	}
@@ -292,6 +294,8 @@ func (s *Server) Serve(l net.Listener) error {
 		return ErrServerClosed
 	}
 	defer s.untrack(l)
+	s.reqRefused.start(s.ctx)
+	s.logServing(l.Addr().String())
 	var backoff time.Duration
 	for {
 		nc, err := l.Accept()
@@ -339,6 +343,7 @@ func (s *Server) admit(nc net.Conn) {
 		_ = nc.Close()
 		return
 	}
+	c.logAccepted()
 	go c.serve()
 }
 
@@ -442,6 +447,8 @@ func (s *Server) unregister(c *conn) {
 func (s *Server) Stop(ctx context.Context) error {
 	defer s.metrics.close()
 	conns := s.shutDown(false)
+	start := time.Now()
+	s.logStopBegun(len(conns))
 
 	s.kernel.Seal()
 	// Draining a connection queues its GoAway and, when no call is in
@@ -462,6 +469,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		}()
 	}
 	if !awaitOrDone(ctx, done) {
+		s.logStopForced(start, ctx.Err())
 		_ = s.Close() // closes every connection: blocked writes fail
 		<-done
 		return ctx.Err()
@@ -471,13 +479,18 @@ func (s *Server) Stop(ctx context.Context) error {
 	// to end, so that no connection and no slot outlives Stop.
 	served := s.admissionsEnded()
 	if !awaitOrDone(ctx, served) {
+		s.logStopForced(start, ctx.Err())
 		_ = s.Close()
 		return ctx.Err()
 	}
 	s.cancel()
+	s.reqRefused.stop()
 	if awaitOrDone(ctx, s.kernel.Drained()) {
-		return s.kernel.Drain(context.Background()) // drained: returns at once
+		err := s.kernel.Drain(context.Background()) // drained: returns at once
+		s.logStopped(start)
+		return err
 	}
+	s.logStopForced(start, ctx.Err())
 	return ctx.Err()
 }
 
@@ -513,6 +526,8 @@ func (s *Server) Close() error {
 	}
 	s.cancel()
 	s.connWG.Wait()
+	s.reqRefused.stop()
+	s.logClosed(len(conns))
 	return nil
 }
 

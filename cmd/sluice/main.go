@@ -7,6 +7,7 @@
 //	sluice serve [flags]                  serve the echo service
 //	sluice call [flags]                   call a method or open a stream, or load it
 //	sluice admin get|status|put|plan|disable  read or change a running server's configuration
+//	sluice load [flags]                   load a server at a fixed rate or concurrency, and report
 //	sluice help                           print this help
 package main
 
@@ -68,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runCallCommand(ctx, args[1:], stdout, stderr)
 	case "admin":
 		return runAdminCommand(ctx, args[1:], stdout, stderr)
+	case "load":
+		return runLoadCommand(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
@@ -93,6 +96,9 @@ commands:
   call         call a method once or open a stream, or load it with -n and -c
   admin        read and change a running server's configuration through its
                admin API: sluice admin get|status|put FILE|plan FILE|disable
+  load         load a server with calls at a fixed rate (-rate) or with a
+               fixed number of callers (-c): progress, a latency histogram,
+               a table of status codes and refusal reasons, or -json
   help         print this help
 
 Run "sluice <command> -h" for a command's flags.
