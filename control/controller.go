@@ -163,9 +163,10 @@ func (c *Controller) Apply(ch Change) (Applied, error) {
 		}
 		gen, err := c.srv.Reconfigure(expected, st)
 		if err == nil {
+			prev := c.cur
 			c.cur = Applied{Generation: gen, Source: ch.Source, Origin: ch.Origin, Revision: ch.Revision, Document: ch.Document, Doc: doc, At: c.o.Now()}
 			c.count(ch.Source).Applied++
-			c.o.Logger.Info("configuration applied", changeAttrs(ch, "generation", gen, "previous", expected)...)
+			c.o.Logger.Info("configuration applied", changeAttrs(ch, "generation", gen, "previous", expected, "previous_source", prev.sourceName())...)
 			return c.cur, nil
 		}
 		if ch.Latest && errors.Is(err, kernel.ErrPublicationConflict) && attempt < maxRetries {
@@ -249,4 +250,13 @@ func changeAttrs(ch Change, more ...any) []any {
 		out = append(out, "revision", ch.Revision)
 	}
 	return append(out, more...)
+}
+
+// sourceName is a's source for a log line: "initial" for the
+// configuration the server was built with.
+func (a Applied) sourceName() string {
+	if a.Document == nil && a.Source == "" {
+		return "initial"
+	}
+	return string(a.Source)
 }

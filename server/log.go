@@ -56,7 +56,7 @@ func (c *conn) logIdle() {
 }
 
 func (c *conn) logGoAway(lastID uint64, msg string) {
-	c.logConn(slog.LevelInfo, "server: GoAway sent", "last_id", lastID, "message", msg)
+	c.logConn(slog.LevelDebug, "server: GoAway sent", "last_id", lastID, "message", msg)
 }
 
 // logServing is Serve's first line.

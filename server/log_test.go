@@ -153,7 +153,7 @@ func TestLifecycleLines(t *testing.T) {
 		assert.Equal(t, int64(1), begun[0].attrs["connections"])
 		g := logs.linesWith("server: GoAway sent")
 		require.Len(t, g, 1)
-		assert.Equal(t, slog.LevelInfo, g[0].level)
+		assert.Equal(t, slog.LevelDebug, g[0].level, "one per connection: Stop's line counts them at Info")
 		assert.Equal(t, uint64(2), g[0].attrs["conn"])
 		assert.Equal(t, id, g[0].attrs["last_id"])
 		assert.Equal(t, "server stopping", g[0].attrs["message"])

@@ -46,14 +46,15 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		return exitFail
 	}
 	defer ms.stop()
-	srv, admission, err := o.build(ms.provider())
+	logger := serveLogger(stderr)
+	srv, admission, err := o.build(ms.provider(), logger)
 	if err != nil {
 		printErrors(stderr, "sluice serve", err)
 		return exitUsage
 	}
 	// The configuration sources start before the listener: the file's
 	// configuration is in force for the first connection.
-	cp, err := startControl(ctx, srv, o.Control, ms.provider(), serveLogger(stderr), stdout)
+	cp, err := startControl(ctx, srv, o.Control, ms.provider(), logger, stdout)
 	if err != nil {
 		printErrors(stderr, "sluice serve", err)
 		_ = srv.Close()
@@ -150,8 +151,9 @@ func describeRefusals(st server.Stats) string {
 // build makes the server of validated flags and enables the admission
 // they ask for; it returns a description of the admission. Its errors name
 // the flag whose file could not be used.
-func (o serveOptions) build(mp metric.MeterProvider) (*server.Server, string, error) {
+func (o serveOptions) build(mp metric.MeterProvider, logger *slog.Logger) (*server.Server, string, error) {
 	so := o.serverOptions()
+	so.Logger = logger
 	so.MeterProvider = mp // nil without -metrics
 	if o.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
@@ -210,8 +212,8 @@ func printDecodes(w io.Writer, st server.Stats) {
 		st.Decompressions, st.DecodedBytes, st.DecodeFailures, st.CompressedResponses, st.CompressedStreamMessages)
 }
 
-// serveLogger is the logger of the configuration sources: text lines on
-// stderr.
+// serveLogger is the logger of the server and the configuration sources:
+// text lines on stderr, Info and above.
 func serveLogger(stderr io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(stderr, nil))
 }
