@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -181,4 +182,18 @@ func TestServeAdminRefusals(t *testing.T) {
 		assert.Contains(t, errOut, c.want)
 		assert.NotContains(t, out, "listening on")
 	}
+}
+
+// An -admin address that cannot be bound stops serve at the start, naming
+// the flag, before it listens for calls.
+func TestServeAdminAddressInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	tf := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tf, []byte(adminTestToken+"\n"), 0o600))
+	code, stdout, stderr := runCommand("serve", "-addr", freeAddr(t), "-admin", l.Addr().String(), "-admin-token-file", tf)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "sluice serve: -admin: admin: listen tcp "+l.Addr().String()+": bind: address already in use\n")
+	assert.NotContains(t, stdout, "listening on")
 }
