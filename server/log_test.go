@@ -99,6 +99,10 @@ func TestRequestRefusalsAreLoggedOncePerInterval(t *testing.T) {
 		require.Len(t, logs.linesWith(requestsRefused), 3, "a quiet interval logs nothing")
 
 		refuse(3, nil)
+		// From here on the test reads nothing: a reader drains the pipe, so
+		// that the answers and the GoAway are not held by a client that
+		// stopped reading (net.Pipe has no buffer).
+		drainInBackground(c)
 		close(s.mux.block)
 		require.NoError(t, s.Stop(context.Background()))
 		lines = logs.linesWith(requestsRefused)
@@ -145,6 +149,7 @@ func TestLifecycleLines(t *testing.T) {
 		assert.Equal(t, slog.LevelDebug, accepted[1].level)
 		assert.Equal(t, uint64(2), accepted[1].attrs["conn"])
 
+		drainInBackground(good) // the GoAway and the Hold's answer
 		stopped := make(chan error, 1)
 		go func() { stopped <- s.Stop(context.Background()) }()
 		synctest.Wait()
@@ -193,4 +198,20 @@ func TestStopForcedIsLogged(t *testing.T) {
 		require.Len(t, logs.linesWith("server: closed"), 1)
 		close(s.mux.block)
 	})
+}
+
+// drainInBackground reads c's frames until its connection closes, so that
+// the server's writes to a client the test no longer reads do not wait on
+// net.Pipe (which has no buffer) until the write timeout: inside a
+// synctest bubble they would wait for ever, since a call goroutine blocked
+// on the connection's GoAway mutex is not durably blocked and time does
+// not advance.
+func drainInBackground(c *rawClient) {
+	go func() {
+		for {
+			if _, _, err := c.rd.ReadFrame(); err != nil {
+				return
+			}
+		}
+	}()
 }
