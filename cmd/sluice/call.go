@@ -75,11 +75,8 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "sluice call: %v\n", err)
 		return exitUsage
 	}
-	dialCtx, cancel := context.WithTimeout(ctx, o.Timeout)
-	c, err := client.Dial(dialCtx, strings.Split(o.Addrs, ","), opts)
-	cancel()
-	if err != nil {
-		fmt.Fprintf(stderr, "sluice call: -addr %s: %v\n", o.Addrs, err)
+	c, ok := dialAddrs(ctx, "sluice call", o.Addrs, o.Timeout, opts, stderr)
+	if !ok {
 		return exitFail
 	}
 	defer func() { _ = c.Close() }()
@@ -279,4 +276,17 @@ func (o callOptions) load(ctx context.Context, do func(ctx context.Context) erro
 	wg.Wait()
 	sum.elapsed = time.Since(start)
 	return sum
+}
+
+// dialAddrs dials the comma-separated endpoints of -addr within timeout
+// for command; a failure is said on stderr, naming the flag.
+func dialAddrs(ctx context.Context, command, addrs string, timeout time.Duration, opts client.Options, stderr io.Writer) (*client.Client, bool) {
+	dialCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := client.Dial(dialCtx, strings.Split(addrs, ","), opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: -addr %s: %v\n", command, addrs, err)
+		return nil, false
+	}
+	return c, true
 }

@@ -105,11 +105,8 @@ flags:
 		fmt.Fprintf(stderr, "sluice load: %v\n", err)
 		return exitUsage
 	}
-	dialCtx, cancel := context.WithTimeout(ctx, o.Timeout)
-	c, err := client.Dial(dialCtx, strings.Split(o.Addrs, ","), opts)
-	cancel()
-	if err != nil {
-		fmt.Fprintf(stderr, "sluice load: -addr %s: %v\n", o.Addrs, err)
+	c, ok := dialAddrs(ctx, "sluice load", o.Addrs, o.Timeout, opts, stderr)
+	if !ok {
 		return exitFail
 	}
 	defer func() { _ = c.Close() }()
