@@ -77,7 +77,10 @@ type conn struct {
 	paused     atomic.Bool // the reader waits for the client to read
 	goAwayOnce sync.Once
 	goAwayMsg  atomic.Pointer[string]
-	endOnce    sync.Once
+	// ending is set by the first end; ended is closed when it has
+	// flushed and closed the connection (serve waits for it).
+	ending atomic.Bool
+	ended  chan struct{}
 	ticker     *time.Timer
 
 	// hsMu orders the handshake's deadlines with Stop cutting them:
@@ -164,6 +167,7 @@ func (c *conn) serve() {
 		c.inflight.Wait()
 	}
 	c.end()
+	<-c.ended // another goroutine may be the one flushing
 }
 
 // errConnClosed is the cause of a connection's context once it is done.
@@ -460,7 +464,9 @@ func (c *conn) cutHandshake() {
 }
 
 // goAway sends the GoAway, once, and ends the connection if no call is in
-// flight (otherwise the last call to end does).
+// flight (otherwise the last call to end does). It never waits for the
+// client: the GoAway is queued without waiting, and the end is done by
+// its first caller only (see end).
 func (c *conn) goAway() {
 	c.goAwayOnce.Do(func() {
 		msg := "server stopping"
@@ -474,10 +480,10 @@ func (c *conn) goAway() {
 			_ = c.w.WriteNoWait(f)
 			c.logGoAway(last, msg)
 		}
-		if c.active.Load() == 0 {
-			c.end()
-		}
 	})
+	if c.active.Load() == 0 {
+		c.end()
+	}
 }
 
 // callDone is called by every call as it ends.
@@ -489,13 +495,18 @@ func (c *conn) callDone() {
 	c.inflight.Done()
 }
 
-// end flushes what is pending and closes the connection, once; the read
-// loop then returns. Only called once the writer exists.
+// end flushes what is pending and closes the connection, once. The first
+// caller does it, and may wait up to the write timeout for a client that
+// stopped reading; every later caller returns at once (a call that ends
+// meanwhile is not held behind the flush). serve waits for it before it
+// returns. Only called once the writer exists.
 func (c *conn) end() {
-	c.endOnce.Do(func() {
-		_ = c.w.Close()
-		_ = c.nc.Close()
-	})
+	if !c.ending.CompareAndSwap(false, true) {
+		return
+	}
+	_ = c.w.Close()
+	_ = c.nc.Close()
+	close(c.ended)
 }
 
 // close ends the connection at once (Server.Close): calls see cause, and

@@ -325,7 +325,7 @@ func (s *Server) Serve(l net.Listener) error {
 // starts it, or closes it; beginAdmission and endAdmission bracket it, so
 // that Stop knows when no connection can appear any more.
 func (s *Server) admit(nc net.Conn) {
-	c := &conn{s: s, nc: nc}
+	c := &conn{s: s, nc: nc, ended: make(chan struct{})}
 	if r := c.slot.AdmitFrom(s.gate, conngate.SourceAddr(nc.RemoteAddr())); r != conngate.ReasonNone {
 		// Counted by the gate, per reason (Stats); a plaintext client
 		// is told why.
