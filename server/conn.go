@@ -81,7 +81,7 @@ type conn struct {
 	// flushed and closed the connection (serve waits for it).
 	ending atomic.Bool
 	ended  chan struct{}
-	ticker     *time.Timer
+	ticker *time.Timer
 
 	// hsMu orders the handshake's deadlines with Stop cutting them:
 	// hsDone is set once the handshake cleared its deadline, after which
