@@ -194,15 +194,7 @@ func (o callOptions) validate() error {
 			bad("-data given %d times: only -stream client or bidi sends several messages", len(o.Data.vals))
 		}
 	}
-	if (o.Cert == "") != (o.Key == "") {
-		bad("-tls-cert and -tls-key go together")
-	}
-	if o.Cert != "" && o.CA == "" {
-		bad("-tls-cert needs -tls-ca")
-	}
-	if o.ServerName != "" && o.CA == "" {
-		bad("-server-name needs -tls-ca")
-	}
+	errs = append(errs, clientTLSFlagErrors(o.CA, o.Cert, o.Key, o.ServerName)...)
 	errs = append(errs, o.Compression.validate()...)
 	return errors.Join(errs...)
 }
@@ -289,4 +281,20 @@ func dialAddrs(ctx context.Context, command, addrs string, timeout time.Duration
 		return nil, false
 	}
 	return c, true
+}
+
+// clientTLSFlagErrors checks the TLS flags "sluice call" and "sluice load"
+// share.
+func clientTLSFlagErrors(ca, cert, key, serverName string) []error {
+	var errs []error
+	if (cert == "") != (key == "") {
+		errs = append(errs, errors.New("-tls-cert and -tls-key go together"))
+	}
+	if cert != "" && ca == "" {
+		errs = append(errs, errors.New("-tls-cert needs -tls-ca"))
+	}
+	if serverName != "" && ca == "" {
+		errs = append(errs, errors.New("-server-name needs -tls-ca"))
+	}
+	return errs
 }

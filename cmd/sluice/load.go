@@ -183,15 +183,7 @@ func (o loadOptions) validate() error {
 	if o.Progress < 0 {
 		bad("-progress must not be negative (0: no progress line), got %v", o.Progress)
 	}
-	if (o.Cert == "") != (o.Key == "") {
-		bad("-tls-cert and -tls-key go together")
-	}
-	if o.Cert != "" && o.CA == "" {
-		bad("-tls-cert needs -tls-ca")
-	}
-	if o.ServerName != "" && o.CA == "" {
-		bad("-server-name needs -tls-ca")
-	}
+	errs = append(errs, clientTLSFlagErrors(o.CA, o.Cert, o.Key, o.ServerName)...)
 	errs = append(errs, o.Compression.validate()...)
 	return errors.Join(errs...)
 }
