@@ -84,11 +84,12 @@ func (c *conn) sendWindowUpdate(id uint64, r uint64) {
 }
 
 // sendWindowUpdateGrowth returns r bytes and grows the window by growth
-// on id; both already counted by the window.
+// on id; both already counted by the window. What one frame cannot carry
+// (a window may owe up to 2·MaxWindow−1) goes in further frames.
 func (c *conn) sendWindowUpdateGrowth(id, r, growth uint64) {
-	var b [protocol.HeaderSize + 20]byte
-	if f, err := protocol.AppendWindowUpdate(b[:0], id, &protocol.WindowUpdate{Returned: uint32(r), Growth: uint32(growth)}); err == nil {
-		_ = c.w.Write(f)
+	var b [3 * (protocol.HeaderSize + 10)]byte
+	if frames := protocol.AppendWindowReturn(b[:0], id, r, growth); len(frames) > 0 {
+		_ = c.w.Write(frames)
 	}
 }
 

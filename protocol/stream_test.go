@@ -123,6 +123,51 @@ func TestWindowUpdateRoundTrip(t *testing.T) {
 	}
 }
 
+// TestWindowReturnSplitsWhatOneFrameCannotCarry: AppendWindowReturn hands
+// back any amount a receive window can owe (up to 2·MaxWindow−1, and
+// beyond) in frames that each parse, whose sums are exactly what was
+// asked; nothing for nothing.
+func TestWindowReturnSplitsWhatOneFrameCannotCarry(t *testing.T) {
+	const mw = uint64(protocol.MaxWindow)
+	for _, tt := range []struct {
+		returned, growth uint64
+		frames           int
+	}{
+		{0, 0, 0},
+		{1, 0, 1},
+		{0, 7, 1},
+		{mw, mw, 1},
+		{mw + 1, 0, 2},
+		{2*mw - 1, 5, 2},
+		{2 * mw, 0, 2},
+		{1<<32 - 1, 0, 3},
+		{3, 2*mw + 1, 3},
+	} {
+		dst := protocol.AppendWindowReturn(nil, 7, tt.returned, tt.growth)
+		var returned, growth uint64
+		frames := 0
+		r := protocol.NewReader(bytes.NewReader(dst), protocol.DefaultLimits())
+		for {
+			h, payload, err := r.ReadFrame()
+			if err == io.EOF {
+				break
+			}
+			require.NoError(t, err)
+			require.Equal(t, protocol.FrameWindowUpdate, h.Type)
+			require.Equal(t, uint64(7), h.ID)
+			var w protocol.WindowUpdate
+			require.NoError(t, protocol.ParseWindowUpdate(h, payload, &w))
+			returned += uint64(w.Returned)
+			growth += uint64(w.Growth)
+			frames++
+		}
+		assert.Equal(t, tt.returned, returned, "returned of %+v", tt)
+		assert.Equal(t, tt.growth, growth, "growth of %+v", tt)
+		assert.Equal(t, tt.frames, frames, "frames of %+v", tt)
+	}
+	assert.Equal(t, uint64(protocol.MaxWindow), uint64(protocol.MaxMessageCharge))
+}
+
 // TestWindowUpdateNonMinimal: decoders accept non-minimal uvarints within
 // 10 bytes, as everywhere in the protocol.
 func TestWindowUpdateNonMinimal(t *testing.T) {

@@ -83,3 +83,20 @@ func AppendWindowUpdate(dst []byte, id uint64, w *WindowUpdate) ([]byte, error) 
 	dst = binary.AppendUvarint(dst, uint64(w.Returned))
 	return binary.AppendUvarint(dst, uint64(w.Growth)), nil
 }
+
+// AppendWindowReturn appends the WindowUpdate frames that return returned
+// bytes and grow the window by growth on id (0: the connection): one frame
+// when both fit in [MaxWindow], one more for each further MaxWindow of
+// either. A receive window may owe more than one frame can carry: its
+// outstanding bytes reach 2·MaxWindow−1 when a window of MaxWindow, one
+// byte short of full, receives a message charged MaxWindow
+// ([MaxMessageCharge]). Both zero appends nothing. It does not allocate
+// when dst has room for the frames (HeaderSize+10 bytes each).
+func AppendWindowReturn(dst []byte, id, returned, growth uint64) []byte {
+	for returned > 0 || growth > 0 {
+		r, g := min(returned, MaxWindow), min(growth, MaxWindow)
+		dst, _ = AppendWindowUpdate(dst, id, &WindowUpdate{Returned: uint32(r), Growth: uint32(g)}) // in range, not both 0
+		returned, growth = returned-r, growth-g
+	}
+	return dst
+}

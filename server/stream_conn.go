@@ -186,14 +186,13 @@ func (c *conn) writeWindowUpdate(id, n uint64) {
 }
 
 // writeWindowUpdateGrowth returns n bytes and grows the window by growth
-// on id; both already counted by the window.
+// on id; both already counted by the window. What one frame cannot carry
+// (a window may owe up to 2·MaxWindow−1) goes in further frames.
 func (c *conn) writeWindowUpdateGrowth(id, n, growth uint64) {
-	var b [protocol.HeaderSize + 12]byte
-	frame, err := protocol.AppendWindowUpdate(b[:0], id, &protocol.WindowUpdate{Returned: uint32(n), Growth: uint32(growth)})
-	if err != nil {
-		panic("server: a window update the window computed does not encode: " + err.Error())
+	var b [3 * (protocol.HeaderSize + 10)]byte
+	if frames := protocol.AppendWindowReturn(b[:0], id, n, growth); len(frames) > 0 {
+		_ = c.w.Write(frames)
 	}
-	_ = c.w.Write(frame)
 }
 
 // dropConnBytes returns n bytes of messages dropped unread to the

@@ -52,7 +52,8 @@ func (w *RecvWindow) Init(initial, max uint32) {
 // returns a violation, and records nothing, if n > 0 and the credit (as the
 // receiver sees it: window minus the bytes received and not yet announced
 // as returned) was zero or negative before the message: the sender ignored
-// the window, or sent a second message after one that borrowed. A message
+// the window, or sent a second message after one that borrowed; and if n
+// exceeds protocol.MaxMessageCharge, whatever the credit. A message
 // of 0 bytes is never a violation. It does not allocate unless it returns a
 // violation.
 func (w *RecvWindow) OnMessage(n uint64) error {
@@ -68,7 +69,7 @@ func (w *RecvWindow) OnMessage(n uint64) error {
 	}
 	w.mu.Unlock()
 	if n > maxCharge {
-		return violation("message of %d bytes", n)
+		return violation("message charged %d bytes, above the largest charge a window can return (%d)", n, uint64(maxCharge))
 	}
 	return violation("message of %d bytes with no credit: window %d, %d bytes outstanding", n, window, outstanding)
 }

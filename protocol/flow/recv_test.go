@@ -213,12 +213,29 @@ func TestRecvWindowGrow(t *testing.T) {
 	}
 }
 
+// A message's charge is at most protocol.MaxMessageCharge, the most one
+// WindowUpdate returns: one byte more is a violation, whatever the
+// credit (a compressed message declaring 2^32-1 bytes ended the server
+// when its return did not encode); the largest charge may borrow, and what
+// the window then owes (below 2·MaxWindow) is handed back whole.
 func TestRecvWindowHugeMessage(t *testing.T) {
-	w := flow.NewRecvWindow(100, maxWindow)
-	if err := w.OnMessage(1<<62 + 1); !protocol.IsViolation(err) {
-		t.Fatalf("a message of 2^62+1 bytes: %v", err)
+	w := flow.NewRecvWindow(maxWindow, maxWindow)
+	for _, n := range []uint64{protocol.MaxMessageCharge + 1, 1<<32 - 1, 1<<62 + 1} {
+		if err := w.OnMessage(n); !protocol.IsViolation(err) {
+			t.Fatalf("a message charged %d bytes: %v", n, err)
+		}
 	}
-	if err := w.OnMessage(1 << 62); err != nil {
-		t.Fatalf("a borrowing message of 2^62 bytes: %v", err)
+	if w.Outstanding() != 0 {
+		t.Fatalf("a refused message was charged: %d outstanding", w.Outstanding())
+	}
+	if err := w.OnMessage(maxWindow - 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.OnMessage(protocol.MaxMessageCharge); err != nil {
+		t.Fatalf("a borrowing message of MaxMessageCharge bytes: %v", err)
+	}
+	r, send := w.Drop(maxWindow - 1 + protocol.MaxMessageCharge)
+	if !send || r != 2*maxWindow-1 {
+		t.Fatalf("Drop of everything = %d, %v", r, send)
 	}
 }

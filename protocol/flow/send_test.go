@@ -143,11 +143,16 @@ func TestSendWindowGrowthOpensCredit(t *testing.T) {
 
 func TestSendWindowTooLarge(t *testing.T) {
 	w := flow.NewSendWindow(10, maxWindow)
-	if err := w.Reserve(context.Background(), 1<<62+1); !errors.Is(err, flow.ErrTooLarge) {
-		t.Fatalf("Reserve of 2^62+1 bytes: %v", err)
-	}
-	if w.TryReserve(1<<62 + 1) {
-		t.Fatal("TryReserve of 2^62+1 bytes")
+	for _, n := range []uint64{protocol.MaxMessageCharge + 1, 1<<62 + 1} {
+		if err := w.Reserve(context.Background(), n); !errors.Is(err, flow.ErrTooLarge) {
+			t.Fatalf("Reserve of %d bytes: %v", n, err)
+		}
+		if w.TryReserve(n) {
+			t.Fatalf("TryReserve of %d bytes", n)
+		}
+		if err := flow.ReservePair(context.Background(), w, flow.NewSendWindow(10, maxWindow), n); !errors.Is(err, flow.ErrTooLarge) {
+			t.Fatalf("ReservePair of %d bytes: %v", n, err)
+		}
 	}
 	if w.Outstanding() != 0 {
 		t.Fatal("charged")
