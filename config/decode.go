@@ -13,7 +13,15 @@ import (
 // decoder fills Go values from a yaml.Node tree strictly, recording every
 // problem (with its path and position) and the position of every value.
 type decoder struct {
-	ps *problems
+	ps    *problems
+	b     budget // what aliases and merge keys may make of the document
+	limit int    // the budget's nodes at the start, for its problem
+}
+
+// newDecoder returns a decoder for a document of size bytes.
+func newDecoder(ps *problems, size int) *decoder {
+	b := newBudget(size)
+	return &decoder{ps: ps, b: b, limit: b.nodes}
 }
 
 var (
@@ -73,6 +81,9 @@ func kindName(n *yaml.Node) string {
 func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, signed bool) {
 	for n.Kind == yaml.AliasNode {
 		n = n.Alias
+	}
+	if !d.visit(n, path) {
+		return
 	}
 	d.ps.pos[path] = position{n.Line, n.Column}
 	if isNull(n) {
@@ -262,14 +273,30 @@ func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 // pairs returns the key and value nodes of mapping n with YAML merge keys
 // ("<<: *defaults") expanded: a key of n itself overrides a merged one,
 // and of several merged mappings the earlier wins, as YAML specifies.
-// Repeated keys of n itself are kept, for the caller to report.
+// Repeated keys of n itself are kept, for the caller to report. A merge
+// cycle, merges nested too deep and an expansion over the budget are
+// problems that stop the decoding (expansion.go); pairs then returns
+// what it has.
 func (d *decoder) pairs(n *yaml.Node, path string) [][2]*yaml.Node {
-	var own, merged [][2]*yaml.Node
+	return d.expand(n, n, path, false)
+}
+
+// expand is pairs for mapping n, reached through at (n itself, or the
+// merge key's alias of it); merged says n is a merge key's source.
+func (d *decoder) expand(n, at *yaml.Node, path string, merged bool) [][2]*yaml.Node {
+	if !d.enter(n, at, path, merged) {
+		return nil
+	}
+	defer d.leave(n, merged)
+	var own, more [][2]*yaml.Node
 	has := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]
+		if !d.visit(kn, path) {
+			return nil
+		}
 		if kn.Kind == yaml.ScalarNode && kn.ShortTag() == "!!merge" {
-			merged = append(merged, d.mergeSources(vn, path)...)
+			more = append(more, d.mergeSources(vn, path)...)
 			continue
 		}
 		own = append(own, [2]*yaml.Node{kn, vn})
@@ -278,7 +305,7 @@ func (d *decoder) pairs(n *yaml.Node, path string) [][2]*yaml.Node {
 		}
 	}
 	out := own
-	for _, kv := range merged {
+	for _, kv := range more {
 		if kv[0].Kind == yaml.ScalarNode && !has[kv[0].Value] {
 			has[kv[0].Value] = true
 			out = append(out, kv)
@@ -290,15 +317,17 @@ func (d *decoder) pairs(n *yaml.Node, path string) [][2]*yaml.Node {
 // mergeSources returns the pairs a merge key's value brings: one mapping
 // or a sequence of mappings (aliases followed), each expanded in turn.
 func (d *decoder) mergeSources(v *yaml.Node, path string) [][2]*yaml.Node {
+	at := v
 	for v.Kind == yaml.AliasNode {
 		v = v.Alias
 	}
 	switch v.Kind {
 	case yaml.MappingNode:
-		return d.pairs(v, path)
+		return d.expand(v, at, path, true)
 	case yaml.SequenceNode:
 		var out [][2]*yaml.Node
 		for _, e := range v.Content {
+			at := e
 			for e.Kind == yaml.AliasNode {
 				e = e.Alias
 			}
@@ -306,7 +335,10 @@ func (d *decoder) mergeSources(v *yaml.Node, path string) [][2]*yaml.Node {
 				d.ps.addAt(path, position{e.Line, e.Column}, "a merge key (<<) takes mappings, got %s", kindName(e))
 				continue
 			}
-			out = append(out, d.pairs(e, path)...)
+			out = append(out, d.expand(e, at, path, true)...)
+			if d.b.exhausted {
+				return nil
+			}
 		}
 		return out
 	}

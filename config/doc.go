@@ -28,7 +28,14 @@
 //   - counts are non-negative integers unless their field says otherwise;
 //   - an absent section, and a zero field, select the default its doc
 //     comment states; an absent server.admission leaves admission
-//     disabled.
+//     disabled;
+//   - anchors, aliases and merge keys (<<) work as YAML specifies,
+//     within bounds that make a document's cost follow its size: a merge
+//     key that refers to a mapping it is part of (a cycle) is a problem,
+//     merges nest at most 64 deep, and decoding visits at most 4 nodes
+//     per byte of the document plus 4,096 (aliases and merges counted
+//     at every use); reaching a bound is a problem at its line, and
+//     decoding stops there.
 //
 // schema.json is the JSON Schema of the document, generated from these
 // types (go generate refreshes it and the reference in

@@ -37,7 +37,7 @@ func Parse(data []byte, name string) (*Document, error) {
 		ps.addAt("version", position{1, 1}, "required (the document is empty)")
 		return nil, ps.err(name)
 	}
-	d := &decoder{ps: ps}
+	d := newDecoder(ps, len(data))
 	d.value(root, reflect.ValueOf(doc).Elem(), "", false)
 	if len(ps.list) == 0 {
 		doc.checkShape(ps)

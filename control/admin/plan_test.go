@@ -151,3 +151,23 @@ func TestDryRunErrors(t *testing.T) {
 	assert.Equal(t, uint64(1), p.Generation)
 	assert.Equal(t, uint64(1), a.ctl.Generation())
 }
+
+// TestAMergeCycleIsA422: the document of issue 26 whose merge key refers
+// to its own mapping ended the process in the dry run and the PUT (a stack
+// overflow in config's decoder). Both answer 422 with the problem at the
+// alias, and nothing changes.
+func TestAMergeCycleIsA422(t *testing.T) {
+	a := newAPI(t)
+	const cycle = "version: 1\nserver: &s\n  <<: *s\n"
+	for _, r := range []response{
+		a.do(http.MethodPost, "/v1/config?dry_run=true", []byte(cycle)),
+		a.put(cycle, `"0"`),
+	} {
+		assert.Equal(t, http.StatusUnprocessableEntity, r.code)
+		e := r.errBody(t)
+		require.Len(t, e.Problems, 1, "%s", r.body)
+		assert.Equal(t, 3, e.Problems[0].Line, "%+v", e.Problems)
+		assert.Contains(t, e.Problems[0].Reason, "a cycle")
+	}
+	assert.Equal(t, uint64(0), a.ctl.Generation())
+}
