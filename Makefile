@@ -5,7 +5,7 @@ MODULES := $(shell $(GO) list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)/||" | sort)
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
-.PHONY: all deps test conformance bench bench-reload bench-plugin bench-compare lint tidy demo modules check-work
+.PHONY: all deps test conformance bench bench-reload bench-plugin bench-compare lint tidy demo modules check-work stress
 
 all: lint test
 
@@ -55,6 +55,13 @@ bench-compare:
 ## median per-run ratio of the bridge to a raw go-plugin round trip.
 bench-plugin:
 	@bash scripts/bench-plugin.sh
+
+## stress: the kernel's storms at full length, with the race detector:
+## TestStressKindSwapsAtEveryScope makes STRESS_GRANTS grants (default
+## 4,000,000; make test runs 60,000) and prints its figures.
+STRESS_GRANTS ?= 4000000
+stress:
+	set -o pipefail; cd kernel && SLUICE_STRESS_GRANTS=$(STRESS_GRANTS) $(GO) test -race -count=1 -timeout 90m -run '^TestStress' -v . | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|grants|holders'
 
 ## lint: gofmt and go vet over every module, and go.work/replace consistency.
 lint: check-work

@@ -41,3 +41,8 @@ func (p *Permit) HoldsPartitionUnit() bool {
 	}
 	return false
 }
+
+// SetAfterLinkHook installs f inside every concurrency handover, after the
+// predecessor is linked and before its occupancy is read (nil removes it).
+// Not safe while publications run.
+func SetAfterLinkHook(f func()) { testHookAfterLink = f }

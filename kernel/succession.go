@@ -22,19 +22,45 @@ import (
 //
 // The count is exact without a lock on the request path:
 //
-//   - The handover links old.succ first and only then reads the old
-//     state's occupancy. A grant on the old state that the read missed
-//     happened after the link, and its taker sees the link right after
-//     its grant and gives the unit back (a bounce): no unit the read
-//     missed is ever held.
+//   - The successor is born owing everything (owesEverything) and admits
+//     nothing until the handover has computed what it really carries. A
+//     request of an older program granted on the old state after the link
+//     bounces to the successor (below); there it is refused or queued by
+//     the ordinary rules while the carry is unknown, never granted on room
+//     that belongs to the old state's holders. (Before, the successor
+//     started owing nothing: a bounced request was granted on it, and the
+//     handover then found that room taken and owed it instead: each bounce
+//     inside the handover was one holder over the limit.)
+//   - The handover links old.succ, and only then reads the old state's
+//     occupancy. A grant on the old state that the read missed happened
+//     after the link, and its taker sees the link right after its grant
+//     and gives the unit back (a bounce): no unit the read missed is ever
+//     held.
 //   - The read can include units that are about to bounce. The new state
 //     therefore never raises what it carries after the handover, and
 //     lowers it to the old state's occupancy on every return, which is
-//     never below what the old state's holders really hold.
+//     never below what the old state's holders really hold. A return
+//     during the handover (a bounce) lowers "everything" to that
+//     occupancy too, which is already exact: after the link the old
+//     state's holders only leave.
 //
 // So what the new state carries is at every instant at least what the old
 // state's holders hold (never too loose), and it falls to zero when they
-// have all released (never permanently too strict).
+// have all released (never permanently too strict). A successor grants
+// only while it owes nothing, that is while every unit it carries is held
+// on its own limiter, so its holders and its predecessor's together never
+// exceed its limit.
+
+// owesEverything is what a successor owes from its birth until its
+// handover computed the carry: more than any limit, so it grants nothing,
+// and far enough below the int64 edge that occupancy sums cannot
+// overflow.
+const owesEverything = 1 << 62
+
+// testHookAfterLink, if set, runs inside a concurrency handover after the
+// predecessor is linked and before its occupancy is read: the instant a
+// bounced request meets the successor.
+var testHookAfterLink func()
 
 // carry is what a concurrency state owes its predecessor.
 type carry struct {
@@ -66,7 +92,11 @@ func (st *state) carried() bool {
 // takeOver makes to, a new concurrency state, succeed from. It runs inside
 // the publication section, before to is published; to.carry is set.
 func takeOver(from, to *state) {
-	from.succ.Store(to) // first: see the type comment
+	to.owed.Store(owesEverything) // before any request can reach to
+	from.succ.Store(to)           // then the link: see the type comment
+	if testHookAfterLink != nil {
+		testHookAfterLink()
+	}
 	c := to.carry
 	c.mu.Lock()
 	defer c.mu.Unlock()

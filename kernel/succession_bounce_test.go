@@ -69,3 +69,64 @@ func TestGrantOnAStateReplacedMeanwhileMovesToItsSuccessor(t *testing.T) {
 	require.NoError(t, q.Admit(t.Context(), kernel.Request{Method: say}))
 	q.Release()
 }
+
+// Requests of the old program granted on the old state inside a handover
+// (after the link, before the successor has computed what it carries)
+// bounce to the successor, and are refused there: the successor admits
+// nothing until it knows its carry. Under a constant limit of 2 with one
+// holder on the old kind, two such requests were both granted on the
+// successor's empty limiter, which then owed the holder's unit instead:
+// three holders under a limit of 2 (issue 24 section 1).
+func TestRequestsBouncedInsideTheHandoverAreNotGrantedOnTheCarry(t *testing.T) {
+	var before func()
+	k := mustKernelWith(t, hookedConcKind{before: &before})
+	hooked := spi.Spec{Kind: "example.com/hooked", Params: spi.Params{concurrency.ParamLimit: 2}}
+	_, err := k.Enable(kernel.Options{Global: kernel.Rule{Limits: []spi.Spec{hooked}}})
+	require.NoError(t, err)
+	say, ok := k.Catalog().Lookup(echoSay)
+	require.True(t, ok)
+
+	var holder kernel.Permit
+	require.True(t, k.Capture(&holder))
+	require.NoError(t, holder.Admit(t.Context(), kernel.Request{Method: say}))
+	// Two requests of the old program, admitted inside the handover.
+	var bounced [2]kernel.Permit
+	for i := range bounced {
+		require.True(t, k.Capture(&bounced[i]))
+	}
+	var errs [2]error
+	kernel.SetAfterLinkHook(func() {
+		for i := range bounced {
+			errs[i] = bounced[i].Admit(t.Context(), kernel.Request{Method: say})
+		}
+	})
+	defer kernel.SetAfterLinkHook(nil)
+	_, err = k.Update(k.Generation(), kernel.Options{Global: kernel.Rule{Limits: []spi.Spec{concurrency.Spec(2)}}})
+	require.NoError(t, err)
+	kernel.SetAfterLinkHook(nil)
+
+	granted := 0
+	for i := range bounced {
+		if errs[i] == nil {
+			granted++
+		}
+	}
+	// The holder and at most one other: the successor's limit is 2.
+	require.LessOrEqual(t, 1+granted, 2, "holders under a limit of 2: %v", errs)
+	for i := range bounced {
+		bounced[i].Release()
+	}
+
+	// The carry is exact once the handover is done: one more fits beside
+	// the holder, a second does not; after the holder leaves, two fit.
+	var p, q kernel.Permit
+	require.True(t, k.Capture(&p))
+	require.NoError(t, p.Admit(t.Context(), kernel.Request{Method: say}))
+	require.True(t, k.Capture(&q))
+	require.Error(t, q.Admit(t.Context(), kernel.Request{Method: say}), "three holders under a limit of 2")
+	holder.Release()
+	require.True(t, k.Capture(&q))
+	require.NoError(t, q.Admit(t.Context(), kernel.Request{Method: say}))
+	p.Release()
+	q.Release()
+}
