@@ -357,6 +357,7 @@ func (b *binder) commitNamespace(ns *namespace) {
 	d := b.nsDesc
 	ns.max.Store(int64(d.policy.MaxPartitions))
 	ns.idle.Store(int64(d.policy.IdleTimeout))
+	ns.lastSweep.Store(0) // the next new key sweeps under the new targets
 	ns.eachEntry(func(e *partEntry) {
 		old := e.states.Load()
 		next := *old

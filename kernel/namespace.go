@@ -47,6 +47,7 @@ type namespace struct {
 	// new-key path and the control path, never a lookup).
 	insertMu  sync.Mutex
 	lastSweep atomic.Int64
+	sweeps    atomic.Uint64 // PartitionStats.Sweeps
 
 	// refusals counts the requests refused in the namespace, by reason:
 	// partition_capacity, and the refusals of every entry's states
@@ -146,6 +147,15 @@ func (ns *namespace) pin(key string, isDefault bool, now time.Time) *partEntry {
 	}
 }
 
+// fullSweepsPerIdle bounds the reclaim sweeps a full namespace makes for
+// new keys: at most this many per IdleTimeout. A sweep visits every entry;
+// a peer sending new keys to a full namespace made one per request
+// (issue 37: 9.5 ms per refused request at 300k keys). An entry that
+// becomes reclaimable is reclaimed at most IdleTimeout/16 later than it
+// could be; a publication that sets MaxPartitions or IdleTimeout lets the
+// next new key sweep at once.
+const fullSweepsPerIdle = 16
+
 // create pins the entry of key, making it if it is new. It returns false
 // when the key is new and the namespace is at capacity.
 func (ns *namespace) create(key string, now time.Time) (*partEntry, bool) {
@@ -155,7 +165,8 @@ func (ns *namespace) create(key string, now time.Time) (*partEntry, bool) {
 		return e, true
 	}
 	idle := ns.idle.Load()
-	if ns.count.Load() >= ns.max.Load() || now.UnixNano()-ns.lastSweep.Load() >= idle {
+	since := now.UnixNano() - ns.lastSweep.Load()
+	if since >= idle || ns.count.Load() >= ns.max.Load() && since >= idle/fullSweepsPerIdle {
 		ns.sweepLocked(now)
 	}
 	if ns.count.Load() >= ns.max.Load() {
@@ -174,6 +185,7 @@ func (ns *namespace) create(key string, now time.Time) (*partEntry, bool) {
 // no different, so reclaiming it is no free burst. ns.insertMu held.
 func (ns *namespace) sweepLocked(now time.Time) {
 	ns.lastSweep.Store(now.UnixNano())
+	ns.sweeps.Add(1)
 	idle := ns.idle.Load()
 	ns.entries.each(func(e *partEntry) {
 		if e.pins.Load() == 0 && now.UnixNano()-e.lastUse.Load() >= idle && e.atRest(now) && e.pins.CompareAndSwap(0, -1) {

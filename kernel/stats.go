@@ -37,6 +37,10 @@ type PartitionStats struct {
 	Max         int64
 	IdleTimeout time.Duration
 	Programs    int64 // unreclaimed programs binding the namespace
+	// Sweeps counts the idle-reclaim sweeps made so far; each visits every
+	// entry. A full namespace sweeps for new keys at most 16 times per
+	// IdleTimeout, however many it refuses.
+	Sweeps uint64
 	// Refusals counts the requests refused in the namespace by reason:
 	// partition_capacity, and what every entry's limits refused; nil
 	// when none.
@@ -114,10 +118,12 @@ func (k *Kernel) Stats() Stats {
 	for _, st := range states {
 		s.Scopes = append(s.Scopes, st.stats(now))
 	}
+	k.qmu.Unlock()
+	// The namespaces' entries are read without the queue lock, which
+	// requests that wait need: each figure is an atomic of its own.
 	for _, ns := range spaces {
 		s.Partitions = append(s.Partitions, ns.stats(now))
 	}
-	k.qmu.Unlock()
 	return s
 }
 
@@ -149,6 +155,7 @@ func (ns *namespace) stats(now time.Time) PartitionStats {
 	ps := PartitionStats{
 		Name: ns.name, Keys: ns.count.Load(), Max: ns.max.Load(),
 		IdleTimeout: time.Duration(ns.idle.Load()), Programs: ns.refs.Load(),
+		Sweeps:   ns.sweeps.Load(),
 		Refusals: refusalCounts(&ns.refusals),
 	}
 	ns.eachEntry(func(e *partEntry) {

@@ -1,0 +1,49 @@
+package kernel_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/sluicerpc/sluice/kernel"
+)
+
+// BenchmarkPartitionNewKey is the cost of admitting (and releasing) a
+// request whose partition key is new, with keys= existing keys in the
+// namespace: issue 37 measured 5.5 µs at 10k keys and 386 µs at 300k when
+// every insert copied a shard. The key string is made in the loop (one
+// allocation of the figure). IdleTimeout is an hour: no reclaim runs.
+func BenchmarkPartitionNewKey(b *testing.B) {
+	for _, keys := range []int{100, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("keys=%d", keys), func(b *testing.B) {
+			f := newFixture(b)
+			f.enable(kernel.Options{Partition: &kernel.PartitionPolicy{
+				Selector:      kernel.Selector{Name: "identity", Version: 1, Key: func(f kernel.Facts) (string, bool) { return f.Identity, true }},
+				MaxPartitions: 1 << 30, IdleTimeout: time.Hour,
+				Rule: conc(4),
+			}})
+			ctx := context.Background()
+			var p kernel.Permit
+			admit := func(key string) {
+				if !f.k.Capture(&p) {
+					b.Fatal("not captured")
+				}
+				if err := p.Admit(ctx, kernel.Request{Method: f.say, Identity: key}); err != nil {
+					b.Fatal(err)
+				}
+				p.Release()
+			}
+			for i := range keys {
+				admit("k" + strconv.Itoa(i))
+			}
+			next := keys
+			b.ReportAllocs()
+			for b.Loop() {
+				admit("k" + strconv.Itoa(next))
+				next++
+			}
+		})
+	}
+}
