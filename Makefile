@@ -5,7 +5,7 @@ MODULES := $(shell $(GO) list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)/||" | sort)
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
-.PHONY: all deps test conformance bench bench-reload bench-plugin bench-compare lint tidy demo modules check-work stress
+.PHONY: all deps test conformance bench bench-reload bench-plugin bench-compare lint tidy demo modules check-work stress fuzz
 
 all: lint test
 
@@ -55,6 +55,11 @@ bench-compare:
 ## median per-run ratio of the bridge to a raw go-plugin round trip.
 bench-plugin:
 	@bash scripts/bench-plugin.sh
+
+## fuzz: every fuzz target for FUZZTIME (default 10m) each; FUZZ=regexp
+## keeps the targets whose name matches (scripts/fuzz.sh).
+fuzz:
+	@bash scripts/fuzz.sh
 
 ## stress: the kernel's storms at full length, with the race detector:
 ## TestStressKindSwapsAtEveryScope makes STRESS_GRANTS grants (default

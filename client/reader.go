@@ -2,10 +2,14 @@ package client
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/sluicerpc/sluice/protocol"
+	"github.com/sluicerpc/sluice/protocol/status"
 )
 
 // readLoop is the connection's reader goroutine: it dispatches every frame
@@ -13,9 +17,26 @@ import (
 // waiting and releases the connection.
 func (c *conn) readLoop() {
 	defer c.client.wg.Done()
-	err := c.readFrames()
+	err := c.readFramesRecovered()
 	c.shutdown(err)
 }
+
+// readFramesRecovered is readFrames with a panic (a bug: no frame sequence
+// from a server may cause one) turned into the connection's end: its calls
+// and streams fail with Internal, the panic and its stack are logged at
+// Error, and the process goes on.
+func (c *conn) readFramesRecovered() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.client.cfg.Logger.Error("sluice client: connection closed: panic while handling a frame", "endpoint", c.ep.addr, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = connError{status.Errorf(protocol.CodeInternal, "sluice client: connection to %s closed: internal error while handling a frame from the server", c.ep.addr)}
+		}
+	}()
+	return c.readFrames()
+}
+
+// testHookOnFrame, if set, runs on the reader for every frame read.
+var testHookOnFrame atomic.Pointer[func(protocol.Header)]
 
 func (c *conn) readFrames() error {
 	var resp protocol.Response
@@ -28,6 +49,9 @@ func (c *conn) readFrames() error {
 			return err
 		}
 		c.received.Add(1)
+		if f := testHookOnFrame.Load(); f != nil {
+			(*f)(h)
+		}
 		switch h.Type {
 		case protocol.FrameResponse:
 			err := protocol.ParseResponse(h, payload, c.lim, &resp)

@@ -1,5 +1,7 @@
 package client
 
+import "github.com/sluicerpc/sluice/protocol"
+
 // StreamLedger is what the client's connections hold for streams, summed
 // over its live connections, for the tests that check that every way a
 // stream ends gives everything back: live streams in the tables, bytes
@@ -33,4 +35,14 @@ func StreamLedgerOf(c *Client) StreamLedger {
 		l.RecvPending += p
 	}
 	return l
+}
+
+// SetOnFrameHook runs f on every connection's reader for each frame read
+// (nil removes it).
+func SetOnFrameHook(f func(protocol.Header)) {
+	if f == nil {
+		testHookOnFrame.Store(nil)
+		return
+	}
+	testHookOnFrame.Store(&f)
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -294,8 +297,15 @@ func (c *conn) sendConnError(code protocol.Code, msg string) {
 
 // readLoop reads and dispatches frames until the connection ends. It
 // returns nil when the connection ended by design (drain, idle, Close) and
-// the reason otherwise.
-func (c *conn) readLoop() error {
+// the reason otherwise. A panic while a frame is handled (a bug: no frame
+// sequence may cause one) ends this connection, not the process
+// (readPanicked).
+func (c *conn) readLoop() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = c.readPanicked(r)
+		}
+	}()
 	for {
 		if c.w.Saturated() {
 			if err := c.awaitClientReading(); err != nil {
@@ -410,6 +420,20 @@ func (c *conn) frameBudgetSpent() {
 	if err == nil {
 		_ = c.w.WriteFinal(f)
 	}
+}
+
+// readPanicked ends a connection whose frame handling panicked: the
+// client gets an Internal connection Error, the panic and its stack are
+// logged at Error, and Stats.ReadLoopPanics counts it. It returns the
+// read loop's error.
+func (c *conn) readPanicked(r any) error {
+	c.s.stats.readLoopPanics.Add(1)
+	f, ferr := protocol.AppendError(nil, 0, &protocol.ErrorFrame{Code: protocol.CodeInternal, Message: "internal error"})
+	if ferr == nil {
+		_ = c.w.WriteFinal(f)
+	}
+	c.logConn(slog.LevelError, "server: connection closed: panic while handling a frame", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	return fmt.Errorf("server: panic while handling a frame: %v", r)
 }
 
 // violation answers a protocol violation with a connection Error and

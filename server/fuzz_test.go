@@ -55,30 +55,111 @@ type pipeAddr struct{}
 func (pipeAddr) Network() string { return "pipe" }
 func (pipeAddr) String() string  { return "pipe" }
 
-// FuzzServerConnection sends a valid handshake (offering every codec),
-// then arbitrary bytes: the server must never panic, must answer or close,
-// must keep serving other connections, and must give back every budget.
-// The seeds include compressed requests in each codec, whole and cut, so
-// that the fuzzer reaches the decoders through the request path.
+// drainHandlers empties the test handlers' signal channels until the test
+// ends, so that a fuzzed connection's Hold, Slow and OneWay calls never
+// block on a full channel (Slow is fed takes, Hold is never released: its
+// context ends with its connection).
+func drainHandlers(tb testing.TB, h *testHandlers) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-h.entered:
+			case <-h.ctxErr:
+			case <-h.oneWay:
+			case <-h.peers:
+			case <-h.st.entered:
+			case <-h.st.ctxErr:
+			case <-h.st.got:
+			case <-h.st.recvErr:
+			case h.st.take <- struct{}{}:
+			case <-done:
+				return
+			}
+		}
+	})
+	tb.Cleanup(func() {
+		close(done)
+		wg.Wait()
+	})
+}
+
+// fuzzHandshake is the handshake a fuzzed connection opens with: its
+// capabilities chosen by the input's first byte (streaming, cancel,
+// compression, and whether codecs are offered), so that every path of
+// the read loop is reachable; the rest of the input follows it.
+func fuzzHandshake(t *testing.T, choice byte) []byte {
+	hs := protocol.Handshake{Version: protocol.Version, MaxFrameSize: 1 << 20}
+	if choice&1 != 0 {
+		hs.Capabilities |= protocol.CapStreaming
+	}
+	if choice&2 != 0 {
+		hs.Capabilities |= protocol.CapCancel
+	}
+	if choice&4 == 0 {
+		hs.Capabilities |= protocol.CapCompression
+		hs.Codecs = []string{"zstd", "s2", "gzip", "br"}
+	}
+	b, err := protocol.AppendHandshake(nil, &hs)
+	require.NoError(t, err)
+	return b
+}
+
+// FuzzServerConnection sends a valid handshake (its capabilities chosen
+// by the input's first byte), then the rest of the input: the server must
+// never panic (a recovered panic on the read loop counts too:
+// Stats.ReadLoopPanics), must answer or close, must keep serving other connections,
+// and must give back every budget (decodes, decoded and retained bytes,
+// frame memory). The seeds include compressed requests in each codec,
+// whole and cut, so that the fuzzer reaches the decoders through the
+// request path, and stream frames (a stream's opening and later
+// messages, window updates, ends) with declared lengths at and beyond
+// MaxWindow, which once ended the process (issue 25).
 func FuzzServerConnection(f *testing.F) {
+	const streams, plain = 0x03, 0x02 // handshake choices: streaming+cancel+codecs; cancel+codecs
 	req, _ := protocol.AppendRequest(nil, 1, &protocol.Request{Service: 0, Method: 0, Body: []byte("x")})
-	f.Add(req)
+	f.Add(append([]byte{plain}, req...))
 	for i, name := range []string{"zstd", "s2", "gzip", "br"} {
 		c, _ := codecs.ByName(name)
 		body := compressible(3000)
 		z, _, _ := c.Compress(make([]byte, 0, 4096), body)
 		creq, _ := protocol.AppendRequest(nil, 1, &protocol.Request{Service: 0, Method: 0, Body: z,
 			Compressed: true, CodecID: uint8(i + 1), OriginalLength: uint32(len(body)), Cancellable: true})
-		f.Add(creq)
-		f.Add(creq[:len(creq)-3])
+		f.Add(append([]byte{plain}, creq...))
+		f.Add(append([]byte{plain}, creq[:len(creq)-3]...))
 	}
 	cancel, _ := protocol.AppendCancel(nil, 1, protocol.CancelCaller)
-	f.Add(append(append([]byte(nil), req...), cancel...))
-	f.Add(protocol.AppendPing(nil, [8]byte{1}))
-	f.Add([]byte{protocol.Magic, 3, 0, 0, 0xff, 0xff, 0xff, 0x7f})
+	f.Add(append(append([]byte{plain}, req...), cancel...))
+	f.Add(append([]byte{plain}, protocol.AppendPing(nil, [8]byte{1})...))
+	f.Add([]byte{plain, protocol.Magic, 3, 0, 0, 0xff, 0xff, 0xff, 0x7f})
 	f.Add([]byte{})
 
-	srv, err := server.New(newTestMux(newHandlers()), server.Options{HandshakeTimeout: time.Second, KeepaliveInterval: -1, IdleTimeout: -1})
+	// Streams: the methods' ids follow registration order in newTestMux's
+	// catalog; the fuzzer finds the others from these.
+	declared := func(id uint64, n uint32) []byte {
+		m, _ := protocol.AppendMessage(nil, id, &protocol.Message{Body: []byte{0}, Compressed: true, CodecID: 1, OriginalLength: n})
+		return m
+	}
+	for svc := range uint16(3) {
+		for meth := range uint16(8) {
+			open, _ := protocol.AppendRequest(nil, 1, &protocol.Request{Service: svc, Method: meth, Stream: true, HasMessage: true, Body: []byte("first")})
+			msg, _ := protocol.AppendMessage(nil, 1, &protocol.Message{Body: []byte("second")})
+			end, _ := protocol.AppendEnd(nil, 1, &protocol.End{})
+			wu, _ := protocol.AppendWindowUpdate(nil, 1, &protocol.WindowUpdate{Returned: 1, Growth: 1 << 16})
+			seed := append([]byte{streams}, open...)
+			seed = append(append(append(seed, msg...), wu...), end...)
+			f.Add(seed)
+			f.Add(append(append([]byte{streams}, open...), declared(1, protocol.MaxWindow)...))
+		}
+	}
+	unary, _ := protocol.AppendRequest(nil, 1, &protocol.Request{Service: 0, Method: 0, Body: []byte("x")})
+	f.Add(append(append([]byte{streams}, unary...), declared(1, 1<<32-1)...))
+	f.Add(append(append([]byte{streams}, unary...), declared(1, protocol.MaxWindow+1)...))
+
+	h := newHandlers()
+	drainHandlers(f, h)
+	srv, err := server.New(newTestMux(h), server.Options{HandshakeTimeout: time.Second, KeepaliveInterval: -1, IdleTimeout: -1})
 	require.NoError(f, err)
 	l := newPipeListener()
 	served := make(chan error, 1)
@@ -91,7 +172,11 @@ func FuzzServerConnection(f *testing.F) {
 		Capabilities: protocol.CapCompression, Codecs: []string{"zstd", "s2", "gzip", "br"}})
 	require.NoError(f, err)
 
-	f.Fuzz(func(t *testing.T, junk []byte) {
+	f.Fuzz(func(t *testing.T, input []byte) {
+		var choice byte
+		if len(input) > 0 {
+			choice, input = input[0], input[1:]
+		}
 		c := l.dial()
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
@@ -100,10 +185,10 @@ func FuzzServerConnection(f *testing.F) {
 			defer close(done)
 			_, _ = io.Copy(io.Discard, c)
 		}()
-		if _, err := c.Write(hs); err != nil {
+		if _, err := c.Write(fuzzHandshake(t, choice)); err != nil {
 			t.Fatalf("handshake: %v", err)
 		}
-		if _, err := c.Write(junk); err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		if _, err := c.Write(input); err != nil && !errors.Is(err, io.ErrClosedPipe) {
 			t.Fatalf("write: %v", err)
 		}
 		_ = c.Close()
@@ -126,13 +211,17 @@ func FuzzServerConnection(f *testing.F) {
 		if h, _, err := rd.ReadFrame(); err != nil || h.Type != protocol.FrameResponse {
 			t.Fatalf("call after junk: %v %v", h.Type, err)
 		}
+		if n := srv.Stats().ReadLoopPanics; n != 0 {
+			t.Fatalf("%d connections ended by a panic on the read loop (the log has the stack)", n)
+		}
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-			g := srv.Stats().Governor
-			if g.Decodes.Used == 0 && g.Retained.Used == 0 && g.Decoded.Used == 0 {
+			st := srv.Stats()
+			g := st.Governor
+			if g.Decodes.Used == 0 && g.Retained.Used == 0 && g.Decoded.Used == 0 && st.FrameMemory == 0 {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("budgets still held after the junk connection ended: %+v", g)
+				t.Fatalf("budgets still held after the junk connection ended: %+v, frame memory %d", g, st.FrameMemory)
 			}
 		}
 	})

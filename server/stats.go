@@ -44,6 +44,11 @@ type Stats struct {
 	OneWayErrors                      uint64 // one-way calls whose handler failed
 	Cancels                           uint64 // Cancel frames that found their call
 	HandlerPanics                     uint64
+	// ReadLoopPanics counts the connections a panic ended while one of
+	// their frames was handled: a bug of sluice's, which costs that
+	// connection (its client gets an Internal connection Error) and
+	// never the process.
+	ReadLoopPanics uint64
 
 	// Backpressure counts the times a connection stopped being read
 	// because its client did not read its responses; WriteTimeouts the
@@ -103,6 +108,7 @@ func (s *Server) Stats() Stats {
 		EndedWhileQueued:         s.stats.refusals[dropCanceled].Load(),
 		Cancels:                  s.stats.cancels.Load(),
 		HandlerPanics:            s.stats.panics.Load(),
+		ReadLoopPanics:           s.stats.readLoopPanics.Load(),
 		Backpressure:             s.stats.backpressured.Load(),
 		WriteTimeouts:            s.stats.writeTimeouts.Load(),
 		FrameMemoryRefusals:      s.stats.frameBudgetRefusals.Load(),
@@ -128,7 +134,7 @@ func (s *Server) Stats() Stats {
 type counters struct {
 	handshakeFailures, authFailures, violations atomic.Uint64
 	calls, oneWayDropped, oneWayErrors          atomic.Uint64
-	cancels, panics                             atomic.Uint64
+	cancels, panics, readLoopPanics             atomic.Uint64
 	backpressured, writeTimeouts                atomic.Uint64
 	frameBudgetRefusals                         atomic.Uint64
 	decompressions, decodedBytes                atomic.Uint64
