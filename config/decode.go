@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -13,15 +14,16 @@ import (
 // decoder fills Go values from a yaml.Node tree strictly, recording every
 // problem (with its path and position) and the position of every value.
 type decoder struct {
-	ps    *problems
-	b     budget // what aliases and merge keys may make of the document
-	limit int    // the budget's nodes at the start, for its problem
+	ps        *problems
+	b         budget // what aliases and merge keys may make of the document
+	limit     int    // the budget's nodes at the start, for its problem
+	pathLimit int    // the budget's path bytes at the start
 }
 
 // newDecoder returns a decoder for a document of size bytes.
 func newDecoder(ps *problems, size int) *decoder {
 	b := newBudget(size)
-	return &decoder{ps: ps, b: b, limit: b.nodes}
+	return &decoder{ps: ps, b: b, limit: b.nodes, pathLimit: b.pathBytes}
 }
 
 var (
@@ -64,8 +66,10 @@ func kindName(n *yaml.Node) string {
 		switch n.ShortTag() {
 		case "!!str":
 			return fmt.Sprintf("the string %q", n.Value)
-		case "!!int", "!!float":
+		case "!!int":
 			return "the number " + n.Value
+		case "!!float":
+			return "the floating-point number " + n.Value
 		case "!!bool":
 			return "the boolean " + n.Value
 		case "!!null":
@@ -82,12 +86,16 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, signed bool)
 	for n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
-	if !d.visit(n, path) {
+	if !d.visit(n, path) || !d.record(n, path) {
 		return
 	}
 	d.ps.pos[path] = position{n.Line, n.Column}
 	if isNull(n) {
 		return // absent: the zero value
+	}
+	if tag := n.ShortTag(); n.Kind == yaml.MappingNode && tag != "!!map" || n.Kind == yaml.SequenceNode && tag != "!!seq" {
+		d.ps.add(path, "%s tagged %s: a mapping takes no tag but !!map, a sequence none but !!seq", kindName(&yaml.Node{Kind: n.Kind}), tag)
+		return
 	}
 	bad := func(want string) { d.ps.add(path, "want %s, got %s", want, kindName(n)) }
 	switch v.Type() {
@@ -184,6 +192,13 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, signed bool)
 		}
 		v.SetBool(b)
 	case reflect.Int, reflect.Int64:
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" && n.Style&yaml.TaggedStyle == 0 {
+			// An integer too large for int64 is resolved as a float.
+			if _, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64); errors.Is(err, strconv.ErrRange) {
+				d.ps.add(path, "integer %q out of range", n.Value)
+				return
+			}
+		}
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
 			bad("an integer")
 			return
@@ -220,8 +235,16 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, signed bool)
 // integer reads an !!int scalar within [-most-1, most].
 func (d *decoder) integer(n *yaml.Node, path string, most int64) (int64, bool) {
 	var i int64
-	if err := n.Decode(&i); err != nil || i > most || i < -most-1 {
-		d.ps.add(path, "integer %s out of range", n.Value)
+	if err := n.Decode(&i); err != nil {
+		if _, perr := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64); errors.Is(perr, strconv.ErrRange) {
+			d.ps.add(path, "integer %q out of range", n.Value)
+		} else {
+			d.ps.add(path, "want an integer, got %q tagged !!int", n.Value)
+		}
+		return 0, false
+	}
+	if i > most || i < -most-1 {
+		d.ps.add(path, "integer %q out of range", n.Value)
 		return 0, false
 	}
 	return i, true
@@ -243,10 +266,7 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 			d.ps.addAt(path, at, "keys must be strings, got %s", kindName(kn))
 			continue
 		}
-		p := kn.Value
-		if path != "" {
-			p = path + "." + kn.Value
-		}
+		p := fieldPath(path, kn.Value)
 		f, ok := fieldByKey(t, kn.Value)
 		if !ok {
 			d.ps.addAt(p, at, "unknown field %q (known: %s)", kn.Value, strings.Join(keysOf(t), ", "))
@@ -261,7 +281,35 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 	}
 }
 
+// fieldPath is the path of key under path: path.key for a key that is a
+// plain identifier (every field the document knows), path["key"] quoted
+// otherwise, so that no key can change the shape of a path or of the line
+// that prints it.
+func fieldPath(path, key string) string {
+	plain := key != ""
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			plain = false
+			break
+		}
+	}
+	switch {
+	case !plain:
+		return path + "[" + strconv.Quote(key) + "]"
+	case path == "":
+		return key
+	}
+	return path + "." + key
+}
+
+// fieldByKey returns the field of struct type t whose document key is key.
+// The empty key names no field: fieldKey is "" for the fields the document
+// does not have (unexported ones among them), and matching those made the
+// 7-byte document {"": {}} panic in reflect (found by FuzzParse).
 func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+	if key == "" {
+		return reflect.StructField{}, false
+	}
 	for f := range t.Fields() {
 		if fieldKey(f) == key {
 			return f, true
@@ -290,14 +338,32 @@ func (d *decoder) expand(n, at *yaml.Node, path string, merged bool) [][2]*yaml.
 	defer d.leave(n, merged)
 	var own, more [][2]*yaml.Node
 	has := map[string]bool{}
+	merges := 0
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]
 		if !d.visit(kn, path) {
 			return nil
 		}
+		at := position{kn.Line, kn.Column}
 		if kn.Kind == yaml.ScalarNode && kn.ShortTag() == "!!merge" {
+			if merges++; merges > 1 {
+				d.ps.addAt(path, at, "a second merge key (<<) in one mapping: merge several mappings with one, <<: [*a, *b]")
+				continue
+			}
 			more = append(more, d.mergeSources(vn, path)...)
 			continue
+		}
+		if merged {
+			// A merged mapping's own keys are checked here, as the
+			// mapping or struct that receives them checks its own.
+			switch {
+			case kn.Kind != yaml.ScalarNode || kn.ShortTag() != "!!str":
+				d.ps.addAt(path, at, "keys must be strings, got %s (in a merged mapping)", kindName(kn))
+				continue
+			case has[kn.Value]:
+				d.ps.addAt(path, at, "key %q given twice (in a merged mapping)", kn.Value)
+				continue
+			}
 		}
 		own = append(own, [2]*yaml.Node{kn, vn})
 		if kn.Kind == yaml.ScalarNode {

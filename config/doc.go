@@ -32,10 +32,15 @@
 //   - anchors, aliases and merge keys (<<) work as YAML specifies,
 //     within bounds that make a document's cost follow its size: a merge
 //     key that refers to a mapping it is part of (a cycle) is a problem,
-//     merges nest at most 64 deep, and decoding visits at most 4 nodes
-//     per byte of the document plus 4,096 (aliases and merges counted
-//     at every use); reaching a bound is a problem at its line, and
-//     decoding stops there.
+//     merges nest at most 64 deep, decoding visits at most 4 nodes per
+//     byte of the document plus 4,096 (aliases and merges counted at
+//     every use) and records at most 64 bytes of field paths per byte
+//     plus 1 MiB; reaching a bound is a problem at its line, and decoding
+//     stops there;
+//   - an *Error lists at most 100 problems, then one that counts the
+//     rest; each problem's path and reason are cut to 256 bytes and have
+//     their control characters escaped, so a key of the document cannot
+//     forge a line where the error is printed.
 //
 // schema.json is the JSON Schema of the document, generated from these
 // types (go generate refreshes it and the reference in

@@ -18,23 +18,34 @@ import "go.yaml.in/yaml/v3"
 //     ("[1,1,1]"), a configuration about one per six, so only reuse of
 //     8 to 24 times its size (a merge that doubles at every level, an
 //     alias of a large subtree used everywhere) reaches it.
+//   - the bytes of the field paths the decoder records (one per value,
+//     for the problems' positions) are at most pathBytesPerByte per byte
+//     of the document plus pathBytesFloor: a 100 KiB service name holding
+//     1,000 limits (144 KB) made 431 MB of paths.
 const (
 	maxMergeDepth    = 64
 	expansionPerByte = 4
 	expansionFloor   = 4096
+	pathBytesPerByte = 64
+	pathBytesFloor   = 1 << 20
 )
 
 // budget counts the decoder's expansion. The zero value is exhausted;
 // newBudget sizes one for a document.
 type budget struct {
 	nodes     int                 // visits left
+	pathBytes int                 // path bytes left
 	expanding map[*yaml.Node]bool // the mappings whose pairs are being collected
 	depth     int                 // merges being expanded
 	exhausted bool                // a bound was reached and reported
 }
 
 func newBudget(size int) budget {
-	return budget{nodes: expansionPerByte*size + expansionFloor, expanding: map[*yaml.Node]bool{}}
+	return budget{
+		nodes:     expansionPerByte*size + expansionFloor,
+		pathBytes: pathBytesPerByte*size + pathBytesFloor,
+		expanding: map[*yaml.Node]bool{},
+	}
 }
 
 // visit spends one node at n; it reports false, and records the problem
@@ -48,6 +59,20 @@ func (d *decoder) visit(n *yaml.Node, path string) bool {
 	}
 	d.stop(path, n, "the document expands beyond %d nodes through its aliases and merge keys (at most %d per byte of the document, plus %d); decoding stopped here",
 		d.limit, expansionPerByte, expansionFloor)
+	return false
+}
+
+// record spends the bytes of the path recorded for the value n; it
+// reports false, and records the problem once, when the budget is spent.
+func (d *decoder) record(n *yaml.Node, path string) bool {
+	if d.b.exhausted {
+		return false
+	}
+	if d.b.pathBytes -= len(path); d.b.pathBytes >= 0 {
+		return true
+	}
+	d.stop("", n, "the document's field paths exceed %d bytes (at most %d per byte of the document, plus %d): its keys are too long for its nesting; decoding stopped here",
+		d.pathLimit, pathBytesPerByte, pathBytesFloor)
 	return false
 }
 

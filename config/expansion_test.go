@@ -66,7 +66,8 @@ func TestMergesNestAtMost64Deep(t *testing.T) {
 }
 
 // TestExpansionIsBoundedByTheDocumentsSize: reuse beyond 4 nodes per
-// byte is a problem that stops the decoding, located where the budget
+// byte (or beyond 64 bytes of field paths per byte, whichever comes
+// first) is a problem that stops the decoding, located where the budget
 // ran out: a merge that doubles at every level (491 bytes took 8 s), and
 // aliases alone, N services each aliasing one rule of N limits (N², 57 KB
 // took 9.8 s and 660 MB).
@@ -92,7 +93,7 @@ func TestExpansionIsBoundedByTheDocumentsSize(t *testing.T) {
 		}
 		found := 0
 		for _, p := range ce.Problems {
-			if strings.Contains(p.Reason, "expands beyond") {
+			if strings.Contains(p.Reason, "expands beyond") || strings.Contains(p.Reason, "field paths exceed") {
 				found++
 				if p.Line == 0 {
 					t.Errorf("%s: the budget's problem has no line: %+v", name, p)
@@ -120,4 +121,27 @@ func TestExpansionIsBoundedByTheDocumentsSize(t *testing.T) {
 	}
 	_, err := config.Parse([]byte(b.String()), "")
 	checkProblems(t, err, []want{{"x", 2, 1, `unknown field "x"`}})
+}
+
+// The field paths the decoder records are bounded by the document's size:
+// a 100 KiB service name holding 1,000 limits made 431 MB of paths (each
+// value's path repeats the name). It is a problem that stops the decoding.
+func TestFieldPathsAreBoundedByTheDocumentsSize(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version: 1\nserver:\n  admission:\n    services:\n      ? " + strings.Repeat("s", 100<<10) + "\n      : limits:\n")
+	for range 1000 {
+		b.WriteString("          - {kind: concurrency, limit: 4}\n")
+	}
+	_, err := config.Parse([]byte(b.String()), "")
+	ce, ok := err.(*config.Error)
+	if !ok {
+		t.Fatalf("error = %.300v", err)
+	}
+	found := false
+	for _, p := range ce.Problems {
+		found = found || strings.Contains(p.Reason, "field paths exceed")
+	}
+	if !found {
+		t.Fatalf("no path budget problem in %d problems: %.500v", len(ce.Problems), err)
+	}
 }
