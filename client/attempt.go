@@ -104,9 +104,13 @@ func (c *Client) attempts(ctx context.Context, co *callOptions, try func(*endpoi
 		}
 		if wait > 0 && !c.untried(tried|ref.mask) {
 			// Only endpoints that asked us to wait are left: wait the
-			// hint if the deadline leaves room for another attempt after
-			// it.
-			if !fits(ctx, wait+time.Since(begin)) {
+			// hint if it is within MaxRetryWait and the deadline leaves
+			// room for another attempt after it.
+			if wait > c.cfg.MaxRetryWait {
+				c.logHintOverCap(wait)
+				break
+			}
+			if !fits(ctx, wait, time.Since(begin)) {
 				break
 			}
 			if err := c.sleep(ctx, wait); err != nil {
@@ -119,10 +123,13 @@ func (c *Client) attempts(ctx context.Context, co *callOptions, try func(*endpoi
 	return lastErr
 }
 
-// fits reports whether ctx's deadline, if any, is more than d away.
-func fits(ctx context.Context, d time.Duration) bool {
+// fits reports whether ctx's deadline, if any, leaves room for a wait of
+// wait and then an attempt as long as the last one (took). wait is a
+// server's hint: it is compared, never added to, so that the largest hint
+// the protocol carries cannot wrap the sum and pass.
+func fits(ctx context.Context, wait, took time.Duration) bool {
 	dl, ok := ctx.Deadline()
-	return !ok || time.Until(dl) > d
+	return !ok || wait < time.Until(dl)-took
 }
 
 // ctxErr is ctx.Err(), or DeadlineExceeded when the deadline has passed

@@ -30,6 +30,8 @@ type Client struct {
 
 	closing atomic.Bool // set by Close, read on every call without a lock
 
+	hintsOverCap atomic.Uint64 // server retry hints above MaxRetryWait (logHintOverCap)
+
 	mu     sync.Mutex
 	closed bool // guarded by mu; decides which goroutines Close waits for
 	conns  map[*conn]struct{}

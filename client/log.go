@@ -25,6 +25,17 @@ func (c *Client) logDialFailed(ep *endpoint, failures int, retryIn time.Duration
 		"next_line_at_failures", 2*failures)
 }
 
+// logHintOverCap counts a server retry hint above MaxRetryWait, which a
+// call did not wait, and logs the 1st, 2nd, 4th, 8th ... of them.
+func (c *Client) logHintOverCap(hint time.Duration) {
+	n := c.hintsOverCap.Add(1)
+	if bits.OnesCount64(n) != 1 {
+		return
+	}
+	c.cfg.Logger.Warn("sluice client: a server's retry hint above MaxRetryWait was not waited", "retry_after", hint, "max_retry_wait", c.cfg.MaxRetryWait,
+		"hints_over_max", n, "next_line_at", 2*n)
+}
+
 // logConnected logs a connection made to ep: the first at Debug, later
 // ones (after a lost connection or failed dials) at Info.
 func (c *Client) logConnected(ep *endpoint, again bool, failedDials int) {

@@ -69,6 +69,15 @@ type Options struct {
 	// (default 3); the MaxAttempts call option overrides it.
 	MaxAttempts int
 
+	// MaxRetryWait is the longest server retry hint (a refusal's
+	// RetryAfter) a call waits before it tries again (default
+	// DefaultMaxRetryWait, 30s; negative: never wait a hint). A hint above
+	// it is not waited: the call fails at once with the server's refusal,
+	// whatever its deadline, and the client logs it (Warn, at the 1st,
+	// 2nd, 4th, 8th ... such hint). A hint is also waited only when the
+	// call's deadline leaves room for an attempt after it.
+	MaxRetryWait time.Duration
+
 	// WriteBufferSize bounds the frames pending on a connection before a
 	// caller blocks (protocol.DefaultWriteBufferSize by default).
 	WriteBufferSize int
@@ -116,6 +125,10 @@ type Options struct {
 	// metrics: a call pays one nil check.
 	MeterProvider metric.MeterProvider
 }
+
+// DefaultMaxRetryWait is Options.MaxRetryWait's default: the longest
+// server retry hint a call waits.
+const DefaultMaxRetryWait = 30 * time.Second
 
 // Backoff is an exponential backoff with jitter: the n-th consecutive
 // failure waits Initial*2^(n-1), capped at Max, then scaled by a random
@@ -186,6 +199,9 @@ func (o Options) resolve() (*config, error) {
 	}
 	if o.MaxAttempts < 0 {
 		return nil, errors.New("sluice client: negative MaxAttempts")
+	}
+	if o.MaxRetryWait == 0 {
+		o.MaxRetryWait = DefaultMaxRetryWait
 	}
 	if o.StreamWindow == 0 {
 		o.StreamWindow = protocol.DefaultStreamWindow
