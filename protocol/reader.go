@@ -105,6 +105,33 @@ func (r *Reader) TakeCharge() int64 {
 	return n
 }
 
+// ErrReaderClosed is what ReadFrame returns after [Reader.Close].
+var ErrReaderClosed = errors.New("sluice/protocol: reader closed")
+
+// Close gives back what the Reader holds for the frame ReadFrame returned
+// last: its budget charge (unless a caller took it with TakeCharge) and
+// its payload buffer. An owner that stops reading must close its Reader:
+// otherwise the charge of a frame it refused after reading it (a payload
+// that violates the protocol, say) stays held for good, since only the
+// next ReadFrame would release it. ReadFrame returns [ErrReaderClosed]
+// afterwards; Close is idempotent. Like ReadFrame, it must not run
+// concurrently with another method.
+func (r *Reader) Close() {
+	if r.held > 0 {
+		r.budget.Release(r.held)
+		r.held = 0
+	}
+	r.releaseBuf()
+	if r.largep != nil {
+		r.br.exchange(r.small[:0:0])
+		largeReadAheads.Put(r.largep)
+		r.largep = nil
+	}
+	if r.err == nil {
+		r.err = ErrReaderClosed
+	}
+}
+
 // ReadFrame reads the next frame and returns its validated header and its
 // payload. The payload aliases the Reader's internal buffer and is valid
 // only until the next call to ReadFrame; the caller must copy what it keeps.

@@ -70,3 +70,34 @@ func TestMaxHandshakeSize(t *testing.T) {
 	lim.MaxFrameSize = protocol.MinFrameSize
 	require.EqualValues(t, protocol.MinFrameSize, protocol.MaxHandshakeSize(lim), "never above the frame size")
 }
+
+// Close gives back the budget charge of the last large frame, which only
+// the next ReadFrame released before: an owner that refuses a frame and
+// stops reading kept its charge for good. Later reads fail.
+func TestReaderCloseGivesBackTheLastFramesCharge(t *testing.T) {
+	lim := protocol.DefaultLimits()
+	frame, err := protocol.AppendRequest(nil, 1, &protocol.Request{Body: make([]byte, 256<<10)})
+	require.NoError(t, err)
+	b := protocol.NewFrameBudget(1 << 20)
+	r := protocol.NewReader(bytes.NewReader(append(frame, frame...)), lim)
+	r.SetBudget(b)
+	_, _, err = r.ReadFrame()
+	require.NoError(t, err)
+	require.Positive(t, b.InUse(), "the large frame is charged")
+	r.Close()
+	require.Zero(t, b.InUse())
+	_, _, err = r.ReadFrame()
+	require.ErrorIs(t, err, protocol.ErrReaderClosed)
+	r.Close()
+	require.Zero(t, b.InUse())
+
+	// A charge the caller took stays the caller's.
+	r = protocol.NewReader(bytes.NewReader(frame), lim)
+	r.SetBudget(b)
+	_, _, err = r.ReadFrame()
+	require.NoError(t, err)
+	taken := r.TakeCharge()
+	r.Close()
+	require.Equal(t, taken, b.InUse())
+	b.Release(taken)
+}

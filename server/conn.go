@@ -136,6 +136,9 @@ func (c *conn) serve() {
 
 	if !c.handshake() {
 		c.s.stats.handshakeFailures.Add(1)
+		if c.rd != nil {
+			c.rd.Close()
+		}
 		_ = c.nc.Close()
 		return
 	}
@@ -157,6 +160,7 @@ func (c *conn) serve() {
 	c.startTicker()
 
 	err := c.readLoop()
+	c.rd.Close() // the charge of a frame the loop refused goes back now
 	defer c.logClosed(err)
 	c.stopTicker()
 	if err != nil {
