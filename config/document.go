@@ -96,8 +96,10 @@ type Partition struct {
 	// program registers (config.Selectors). Required.
 	Selector string `yaml:"selector" default:"required"`
 	// MaxPartitions bounds the number of keys (the default partition is
-	// not counted). Required; at least 1.
-	MaxPartitions int `yaml:"max_partitions" default:"required"`
+	// not counted). Required; at least 1, at most 1048576
+	// (kernel.MaxPartitionsLimit): each key costs about 0.5 KB while it
+	// lives, so the largest namespace holds about 500 MB.
+	MaxPartitions int `yaml:"max_partitions" default:"required" minimum:"1" maximum:"1048576"`
 	// IdleTimeout is how long an idle entry stays after its last
 	// admission. Required; positive.
 	IdleTimeout Duration `yaml:"idle_timeout" default:"required"`

@@ -143,6 +143,8 @@ func admission(ps *problems, a *Admission, sel Selectors) *kernel.Options {
 		}
 		if p.MaxPartitions < 1 {
 			ps.add(pb+".max_partitions", "required: at least 1, got %d", p.MaxPartitions)
+		} else if p.MaxPartitions > kernel.MaxPartitionsLimit {
+			ps.add(pb+".max_partitions", "at most %d (about 0.5 KB per key), got %d", kernel.MaxPartitionsLimit, p.MaxPartitions)
 		}
 		if p.IdleTimeout <= 0 {
 			ps.add(pb+".idle_timeout", "required: positive, got %v", p.IdleTimeout)

@@ -53,6 +53,9 @@ func TestServerSettingsErrors(t *testing.T) {
 			{"server.admission.partition.max_partitions", 5, 7, "required: at least 1"},
 			{"server.admission.partition.selector", 5, 7, "required"},
 		}},
+		{"max_partitions too large", adm + "    partition:\n      selector: tenant\n      max_partitions: 4611686018427387904\n      idle_timeout: 1m\n      limits: [{kind: concurrency, limit: 1}]\n", []want{
+			{"server.admission.partition.max_partitions", 6, 23, "at most 1048576 (about 0.5 KB per key), got 4611686018427387904"},
+		}},
 		{"call capacity too large", "version: 1\nserver:\n  calls:\n    per_server: 3000000\n", []want{
 			{"server.calls.per_server", 4, 17, "must be at most 2097151"},
 		}},

@@ -156,6 +156,8 @@ func (k *Kernel) preparePartition(probs *problems, pp PartitionPolicy, now time.
 	}
 	if pp.MaxPartitions < 1 {
 		probs.add(f+".MaxPartitions", fmt.Sprintf("must be at least 1, got %d", pp.MaxPartitions))
+	} else if pp.MaxPartitions > MaxPartitionsLimit {
+		probs.add(f+".MaxPartitions", fmt.Sprintf("must be at most %d (MaxPartitionsLimit; about 0.5 KB per key), got %d", MaxPartitionsLimit, pp.MaxPartitions))
 	}
 	if pp.IdleTimeout <= 0 {
 		probs.add(f+".IdleTimeout", fmt.Sprintf("must be positive, got %v", pp.IdleTimeout))

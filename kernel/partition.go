@@ -13,7 +13,7 @@ type PartitionPolicy struct {
 	// the old one.
 	Selector Selector
 	// MaxPartitions is a live target for the number of keys (the default
-	// partition is not counted). Raising it admits exactly the new room;
+	// partition is not counted), from 1 to MaxPartitionsLimit. Raising it admits exactly the new room;
 	// lowering it evicts nobody: new keys are refused with
 	// partition_capacity until idle reclaim brings the count under it.
 	MaxPartitions int
@@ -26,6 +26,12 @@ type PartitionPolicy struct {
 	// one rate limit, at least one of them.
 	Rule Rule
 }
+
+// MaxPartitionsLimit is the largest PartitionPolicy.MaxPartitions: about
+// a million keys, each of which costs about 0.5 KB while it lives. A
+// namespace at this size holds about 500 MB; a configuration that asked
+// for 2^62 let one connection create keys without any bound but memory.
+const MaxPartitionsLimit = 1 << 20
 
 // Selector maps a request to its partition key. Go funcs are not
 // comparable, so the selector's identity is explicit: change Name or bump

@@ -414,6 +414,16 @@ func TestPartitionValidation(t *testing.T) {
 		{Field: "Partition.Selector.Key", Reason: "required"},
 		{Field: "Partition.Selector.Name", Reason: "required: the selector's identity is its name and version"},
 	}, problemsOf(t, err))
+
+	// MaxPartitions is bounded: 2^62 let one connection create keys with
+	// no bound but memory.
+	for _, n := range []int{kernel.MaxPartitionsLimit + 1, 1 << 62} {
+		_, err = f.k.Enable(partitioned(byTenant(1), n, time.Minute, concurrency.Spec(1)))
+		require.Equal(t, []kernel.Problem{{Field: "Partition.MaxPartitions",
+			Reason: fmt.Sprintf("must be at most 1048576 (MaxPartitionsLimit; about 0.5 KB per key), got %d", n)}}, problemsOf(t, err))
+	}
+	_, err = f.k.Enable(partitioned(byTenant(1), kernel.MaxPartitionsLimit, time.Minute, concurrency.Spec(1)))
+	require.NoError(t, err)
 }
 
 // A full namespace refuses new keys without a reclaim sweep per refusal:

@@ -136,8 +136,8 @@ server:
 func TestPutBodyTooLargeIs413(t *testing.T) {
 	a := newAPI(t)
 	big := docConcurrency2 + "#" + strings.Repeat("x", 64<<10) + "\n"
-	for _, method := range []string{http.MethodPut, http.MethodPost} {
-		r := a.do(method, "/v1/config?dry_run=true", []byte(big), "If-Match", `"0"`)
+	for method, path := range map[string]string{http.MethodPut: "/v1/config", http.MethodPost: "/v1/config?dry_run=true"} {
+		r := a.do(method, path, []byte(big), "If-Match", `"0"`)
 		assert.Equal(t, http.StatusRequestEntityTooLarge, r.code, method)
 		assert.Contains(t, r.errBody(t).Error, "exceeds 65536 bytes")
 	}
@@ -229,4 +229,31 @@ func TestStatusReportsRejectionsAndCounts(t *testing.T) {
 	assert.Equal(t, uint64(2), st.Generation)
 	assert.Equal(t, uint64(1), st.ConfigGeneration)
 	assert.False(t, st.InSync)
+}
+
+// A query parameter a request does not take is a 400 before the request
+// runs: PUT /v1/config?dry_run=true applied its document for real, an
+// operator's "dry run" that changed the fleet. Only POST /v1/config takes
+// one (dry_run).
+func TestUnknownQueryParametersAreRefused(t *testing.T) {
+	a := newAPI(t)
+	r := a.do(http.MethodPut, "/v1/config?dry_run=true", []byte(docConcurrency2), "If-Match", `"0"`)
+	assert.Equal(t, http.StatusBadRequest, r.code)
+	assert.Contains(t, r.errBody(t).Error, "POST /v1/config?dry_run=true")
+	assert.Equal(t, uint64(0), a.ctl.Generation(), "nothing applied")
+	assert.False(t, a.srv.Admission().Enabled())
+
+	for _, tc := range []struct{ method, path string }{
+		{http.MethodGet, "/v1/config?verbose=1"},
+		{http.MethodGet, "/v1/status?x"},
+		{http.MethodDelete, "/v1/config/admission?force=true"},
+		{http.MethodPost, "/v1/config?dry_run=true&apply=true"},
+		{http.MethodGet, "/v1/status?%zz"},
+	} {
+		r := a.do(tc.method, tc.path, nil, "If-Match", `"0"`)
+		assert.Equal(t, http.StatusBadRequest, r.code, "%s %s", tc.method, tc.path)
+	}
+	assert.Equal(t, uint64(0), a.ctl.Generation(), "nothing applied")
+	r = a.do(http.MethodPost, "/v1/config?dry_run=true", []byte(docConcurrency2))
+	assert.Equal(t, http.StatusOK, r.code, "%s", r.body)
 }

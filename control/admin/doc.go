@@ -56,6 +56,10 @@
 //	  that a PUT with it applies exactly what was planned (or gets 412).
 //	  A POST without dry_run=true is 400: PUT is the only write.
 //
+//	Query parameters: dry_run on POST /v1/config is the only one. Any other
+//	(PUT /v1/config?dry_run=true among them) is 400 before the request
+//	runs: a parameter is never ignored.
+//
 //	DELETE /v1/config/admission
 //	  Disables admission: the document in force with server.admission
 //	  removed (every other field, and a YAML document's comments, kept),

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,7 +113,48 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, ErrorBody{Error: fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, rt.allow)})
 		return
 	}
+	if msg := unknownQuery(r); msg != "" {
+		writeError(w, http.StatusBadRequest, ErrorBody{Error: msg})
+		return
+	}
 	f(w, r)
+}
+
+// queryParams are the query parameters each request takes, by method and
+// path; any other is refused with 400 before the request runs. (A PUT
+// with ?dry_run=true applied its document for real: a parameter a request
+// does not read must never be ignored.)
+var queryParams = map[string][]string{
+	http.MethodPost + " /v1/config": {"dry_run"},
+}
+
+// unknownQuery returns the 400 message for a query parameter r's method
+// and path do not take, "" when there is none.
+func unknownQuery(r *http.Request) string {
+	if r.URL.RawQuery == "" {
+		return ""
+	}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return fmt.Sprintf("malformed query string: %v", err)
+	}
+	allowed := queryParams[r.Method+" "+r.URL.Path]
+	for name := range q {
+		if !slices.Contains(allowed, name) {
+			if r.Method == http.MethodPut && name == "dry_run" {
+				return "PUT /v1/config applies its document and takes no dry_run; plan it with POST /v1/config?dry_run=true"
+			}
+			return fmt.Sprintf("%s %s takes no query parameter %q (it takes: %s)", r.Method, r.URL.Path, name, takes(allowed))
+		}
+	}
+	return ""
+}
+
+func takes(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // authorized checks the bearer token and answers 401 when it is missing

@@ -3,6 +3,7 @@ package schemagen
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -125,8 +126,13 @@ func typeName(p map[string]any) string {
 	}
 	switch p["type"] {
 	case "integer":
-		if _, ok := p["minimum"]; ok {
-			return "integer ≥ 0"
+		lo, hasLo := p["minimum"]
+		hi, hasHi := p["maximum"]
+		switch {
+		case hasLo && hasHi:
+			return "integer " + number(lo) + " to " + number(hi)
+		case hasLo:
+			return "integer ≥ " + number(lo)
 		}
 		return "integer"
 	case "object":
@@ -144,4 +150,13 @@ func typeName(p map[string]any) string {
 func cell(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
 	return strings.ReplaceAll(s, "\n\n", "<br><br>")
+}
+
+// number prints a schema's bound as written (JSON numbers decode to
+// float64: 1048576, not 1.048576e+06).
+func number(v any) string {
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
 }

@@ -147,6 +147,15 @@ func (g *Generator) structDef(t reflect.Type) map[string]any {
 		if d := g.docs[t.Name()+"."+f.Name]; d != "" {
 			s["description"] = d
 		}
+		for _, bound := range []string{"minimum", "maximum"} {
+			if v := f.Tag.Get(bound); v != "" {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					panic(fmt.Sprintf("schemagen: %s.%s: %s tag %q", t.Name(), f.Name, bound, v))
+				}
+				s[bound] = n
+			}
+		}
 		if enum := f.Tag.Get("enum"); enum != "" {
 			var vals []any
 			for _, v := range strings.Split(enum, ",") {
