@@ -46,3 +46,7 @@ func (p *Permit) HoldsPartitionUnit() bool {
 // predecessor is linked and before its occupancy is read (nil removes it).
 // Not safe while publications run.
 func SetAfterLinkHook(f func()) { testHookAfterLink = f }
+
+// SetEntryStatsHook installs f before Stats reads each partition entry
+// (nil removes it). Not safe while Stats runs.
+func SetEntryStatsHook(f func()) { testHookEntryStats = f }

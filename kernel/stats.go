@@ -151,6 +151,10 @@ func refusalCounts(c *[reasonCount]atomic.Uint64) map[string]uint64 {
 	return m
 }
 
+// testHookEntryStats, if set, runs before Stats reads each partition
+// entry: the instant a long walk of a large namespace is under way.
+var testHookEntryStats func()
+
 func (ns *namespace) stats(now time.Time) PartitionStats {
 	ps := PartitionStats{
 		Name: ns.name, Keys: ns.count.Load(), Max: ns.max.Load(),
@@ -159,6 +163,9 @@ func (ns *namespace) stats(now time.Time) PartitionStats {
 		Refusals: refusalCounts(&ns.refusals),
 	}
 	ns.eachEntry(func(e *partEntry) {
+		if testHookEntryStats != nil {
+			testHookEntryStats()
+		}
 		es := PartitionEntryStats{Key: e.key, Default: e.isDefault, Active: e.pins.Load(), LastUse: time.Unix(0, e.lastUse.Load())}
 		for _, st := range e.states.Load().s {
 			if st != nil {
