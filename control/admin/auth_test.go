@@ -1,11 +1,17 @@
 package admin_test
 
 import (
+	"bytes"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/sluicerpc/sluice/control"
 	"github.com/sluicerpc/sluice/control/admin"
@@ -76,4 +82,54 @@ func TestUnknownPathsAndMethods(t *testing.T) {
 		assert.Equal(t, c.allow, r.header.Get("Allow"))
 		assert.Contains(t, r.errBody(t).Error, "not allowed")
 	}
+}
+
+// Refused requests are logged at most once per 10 s, each line counting
+// the refusals since the previous one (a flood of bad tokens made a line
+// per request); the count is never lost, only carried to the next line.
+func TestRefusedRequestsAreLoggedOncePerInterval(t *testing.T) {
+	srv := newServer(t)
+	ctl := control.New(srv, control.Options{})
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	h, err := admin.NewHandler(ctl, admin.Options{Token: []byte(token), Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
+	require.NoError(t, err)
+	now := time.Unix(1_000_000, 0)
+	admin.SetRefusalClock(h, func() time.Time { return now })
+	refuse := func(n int) {
+		for range n {
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest(http.MethodGet, "/v1/status", nil)
+			req.Header.Set("Authorization", "Bearer wrong-token-wrong-token")
+			h.ServeHTTP(rec, req)
+			require.Equal(t, http.StatusUnauthorized, rec.Code)
+		}
+	}
+	lines := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Split(strings.TrimSpace(logs.String()), "\n")
+	}
+	refuse(1000)
+	require.Len(t, lines(), 1, "1,000 refusals at one instant: the first is logged")
+	assert.Contains(t, lines()[0], "refused=1 refused_total=1")
+	now = now.Add(9 * time.Second)
+	refuse(1)
+	require.Len(t, lines(), 1)
+	now = now.Add(time.Second)
+	refuse(1)
+	require.Len(t, lines(), 2)
+	assert.Contains(t, lines()[1], "refused=1001 refused_total=1002", "the refusals since the previous line")
+	assert.Contains(t, lines()[1], `reason="invalid token"`)
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -24,3 +24,7 @@ func SetEventHooks(h http.Handler, hooks EventHooks) {
 	}
 	hb.hooks = hubHooks{started: hooks.Started, stopped: hooks.Stopped, dropped: hooks.Dropped}
 }
+
+// SetRefusalClock makes h's refusal log read now instead of the system
+// clock.
+func SetRefusalClock(h http.Handler, now func() time.Time) { h.(*handler).refusal.now = now }

@@ -47,6 +47,7 @@ type handler struct {
 	digest  [sha256.Size]byte
 	maxBody int64
 	log     *slog.Logger
+	refusal *refusalLog
 	hub     *hub
 }
 
@@ -75,7 +76,7 @@ func NewHandler(ctl *control.Controller, o Options) (http.Handler, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &handler{ctl: ctl, digest: sha256.Sum256(o.Token), maxBody: o.MaxBodyBytes, log: o.Logger,
-		hub: newHub(ctl.Server(), o.EventInterval, o.Logger)}, nil
+		refusal: newRefusalLog(o.Logger), hub: newHub(ctl.Server(), o.EventInterval, o.Logger)}, nil
 }
 
 // route is one path's methods.
@@ -176,7 +177,7 @@ func (h *handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 		}
 		msg = "invalid token"
 	}
-	h.log.Warn("admin API: request refused", "remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path, "reason", msg)
+	h.refusal.refused(r.RemoteAddr, r.Method, r.URL.Path, msg)
 	if msg == "invalid token" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="sluice", error="invalid_token"`)
 	} else {
