@@ -138,12 +138,13 @@ func TestServeConfigFileInvalidAtStart(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte("version: 1\nserver:\n  calls: {per_conection: 3}\n"), 0o644))
 	code, stdout, stderr := runCommand("serve", "-addr", freeAddr(t), "-config", bad)
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, stderr, "sluice serve: config: "+bad+":3:")
+	assert.Contains(t, stderr, "sluice serve: -config: config: "+bad+":3:", "the flag is named")
 	assert.Contains(t, stderr, "per_conection")
 	assert.NotContains(t, stdout, "listening on")
 
 	code, _, stderr = runCommand("serve", "-addr", freeAddr(t), "-config", filepath.Join(dir, "nope.yaml"))
 	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "sluice serve: -config: ")
 	assert.Contains(t, stderr, filepath.Join(dir, "nope.yaml")+": no such file or directory")
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -28,7 +29,7 @@ var hangups = func() (<-chan os.Signal, func()) {
 func startFileSource(ctx context.Context, ctl *control.Controller, path string, logger *slog.Logger) (stop func(), err error) {
 	src, err := filesource.Start(ctx, ctl, path, filesource.Options{Logger: logger})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-config: %w", err) // the flag is named, as for every flag's error
 	}
 	sigs, stopSigs := hangups()
 	quit, done := make(chan struct{}), make(chan struct{})
