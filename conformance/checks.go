@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"fmt"
+	"math"
+	"math/big"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -145,61 +147,77 @@ func rateTrial(t tb, h LimiterHarness) bool {
 // noFreeBurstRate.
 func checkNoFreeBurst(t tb, h LimiterHarness) {
 	caps := h.Capabilities()
+	large := largeLimits(h)
+	t.Logf("large limits the kind accepts (drawn one time in three): %v", large)
 	if caps.Class == spi.ClassConcurrency {
-		rapid.Check(t, func(rt *rapid.T) { noFreeBurstConcurrency(rt, h) })
+		rapid.Check(t, func(rt *rapid.T) { noFreeBurstConcurrency(rt, h, large) })
 		return
 	}
-	rapid.Check(t, func(rt *rapid.T) { noFreeBurstRate(rt, h) })
+	rapid.Check(t, func(rt *rapid.T) { noFreeBurstRate(rt, h, large) })
 }
 
-func noFreeBurstConcurrency(rt *rapid.T, h LimiterHarness) {
+// noFreeBurstConcurrency: the limit is small or one of the kind's large
+// limits (up to its edge), units are taken and given back one to three or
+// many at once (up to the whole limit, and requests whose sum with what is
+// held overflows int64), and every call carries an unrelated instant (the
+// zero time, years apart, backwards as often as forwards), which a
+// concurrency limiter must ignore: the model never looks at it.
+func noFreeBurstConcurrency(rt *rapid.T, h LimiterHarness, large []int64) {
 	caps := h.Capabilities()
-	var zero time.Time
-	limit := rapid.Int64Range(1, 8).Draw(rt, "limit")
-	l := newLimiter(rt, h, caps.Params(limit), zero)
+	limit := drawLimit(rt, large, "limit")
+	l := newLimiter(rt, h, caps.Params(limit), drawAnyTime(rt, "newAt"))
 	var held int64
 	steps := rapid.IntRange(1, 40).Draw(rt, "steps")
 	for range steps {
+		at := drawAnyTime(rt, "at")
 		switch rapid.IntRange(0, 3).Draw(rt, "op") {
 		case 0:
-			n := rapid.Int64Range(1, 3).Draw(rt, "acquire")
-			d := l.TryAcquire(zero, n)
+			n := drawUnits(rt, limit, limit-held, "acquire")
+			d := l.TryAcquire(at, n)
 			switch {
 			case d.Granted:
-				held += n
-				if held > limit {
-					rt.Fatalf("granted %d units: %d held, limit %d", n, held, limit)
+				if !fits(held, n, limit) {
+					rt.Fatalf("at %v, granted %d units with %d held and limit %d", instant(at), n, held, limit)
 				}
-			case held+n <= limit:
-				rt.Fatalf("refused %d units with %d held and limit %d", n, held, limit)
+				held += n
+			case fits(held, n, limit):
+				rt.Fatalf("at %v, refused %d units with %d held and limit %d", instant(at), n, held, limit)
 			case n > limit && d.Hint != spi.HintNever:
-				rt.Fatalf("refused %d units above the limit %d with %v, want %v", n, limit, d.Hint, spi.HintNever)
+				rt.Fatalf("at %v, refused %d units above the limit %d with %v, want %v", instant(at), n, limit, d.Hint, spi.HintNever)
 			case n <= limit && d.Hint != spi.HintOnRelease:
-				rt.Fatalf("refused %d units with %d held and limit %d with %v, want %v", n, held, limit, d.Hint, spi.HintOnRelease)
+				rt.Fatalf("at %v, refused %d units with %d held and limit %d with %v, want %v", instant(at), n, held, limit, d.Hint, spi.HintOnRelease)
 			}
 		case 1, 2:
 			if held > 0 {
-				n := rapid.Int64Range(1, held).Draw(rt, "giveBack")
+				n := min(drawUnits(rt, held, held, "giveBack"), held)
 				if rapid.Bool().Draw(rt, "cancel") {
-					l.Cancel(zero, n)
+					l.Cancel(at, n)
 				} else {
-					l.Release(zero, n)
+					l.Release(at, n)
 				}
 				held -= n
 			}
 		case 3:
 			if caps.ReconfigureLimit {
-				limit = rapid.Int64Range(1, 8).Draw(rt, "reconfigure")
-				reconfigure(rt, l, caps.Params(limit), zero)
+				limit = drawLimit(rt, large, "reconfigure")
+				reconfigure(rt, l, caps.Params(limit), at)
 			}
 		}
+		at = drawAnyTime(rt, "snapshotAt")
 		want := spi.Snapshot{Kind: h.Kind().Name(), Limit: limit, InUse: held, Available: max(limit-held, 0)}
-		if s := l.Snapshot(zero); s != want {
-			rt.Fatalf("Snapshot() = %+v, want %+v", s, want)
+		if s := l.Snapshot(at); s != want {
+			rt.Fatalf("at %v, Snapshot() = %+v, want %+v", instant(at), s, want)
 		}
 	}
-	l.Release(zero, held)
+	if held > 0 {
+		l.Release(drawAnyTime(rt, "lastReleaseAt"), held)
+	}
 }
+
+// hintHorizon bounds, in ticks, how far a property check follows a retry
+// hint: a request for a large share of a large limit can be hinted
+// centuries away.
+const hintHorizon = 1000
 
 // noFreeBurstRate: from each publication P (New or Reconfigure), the units
 // granted at instants in [P, t] must stay within
@@ -223,7 +241,7 @@ func noFreeBurstConcurrency(rt *rapid.T, h LimiterHarness) {
 // exactly what it took; and callers arriving with an earlier now than one
 // already seen are granted nothing beyond the same bound (the strict
 // side).
-func noFreeBurstRate(rt *rapid.T, h LimiterHarness) {
+func noFreeBurstRate(rt *rapid.T, h LimiterHarness, large []int64) {
 	caps := h.Capabilities()
 	paramsOf := func(alt bool, limit int64) spi.Params {
 		if alt {
@@ -231,18 +249,27 @@ func noFreeBurstRate(rt *rapid.T, h LimiterHarness) {
 		}
 		return caps.Params(limit)
 	}
-	limit := rapid.Int64Range(1, 8).Draw(rt, "limit")
+	limit := drawLimit(rt, large, "limit")
 	alt := false
 	p := paramsOf(alt, limit)
 	now := start
 	l := newLimiter(rt, h, p, now)
-	pubAt, base, since := now, limit, int64(0)
+	// The bound and the units granted since a publication are big
+	// integers: at limits near the int64 edge they add up beyond it.
+	pubAt, base, since := now, limit, new(big.Int)
 	switched := false // a cadence change happened: see case 6
-	bound := func() int64 { return base + caps.Allowance(p, pubAt, now) }
+	bound := func() *big.Int {
+		a := caps.Allowance(p, pubAt, now)
+		if a == math.MaxInt64 {
+			return new(big.Int).Lsh(big.NewInt(1), 128) // saturated: no bound
+		}
+		return new(big.Int).Add(big.NewInt(base), big.NewInt(a))
+	}
+	left := func() *big.Int { return new(big.Int).Sub(bound(), since) }
 	// granted counts a grant of n units made at at (at most now).
 	granted := func(n int64, at time.Time, what string) {
-		since += n
-		if b := bound(); since > b {
+		since.Add(since, big.NewInt(n))
+		if b := bound(); since.Cmp(b) > 0 {
 			rt.Fatalf("free burst: %d units granted in [%v, %v] after publishing %v (the last, %s, at %v), bound %d",
 				since, instant(pubAt), instant(now), p, what, instant(at), b)
 		}
@@ -270,9 +297,9 @@ func noFreeBurstRate(rt *rapid.T, h LimiterHarness) {
 				now = now.Add(d)
 			}
 		case 1, 2:
-			n := rapid.Int64Range(1, 3).Draw(rt, "acquire")
+			n := drawUnits(rt, limit, limit, "acquire")
 			d := acquire(n, now, "TryAcquire")
-			if d.Hint == spi.HintAt && rapid.Bool().Draw(rt, "retryAtHint") {
+			if d.Hint == spi.HintAt && d.RetryAt.Sub(now) <= hintHorizon*caps.Tick && rapid.Bool().Draw(rt, "retryAtHint") {
 				now = d.RetryAt
 				if !l.TryAcquire(now, n).Granted {
 					rt.Fatalf("TryAcquire(%d) hinted %v, but a retry then failed: the hint is early", n, instant(now))
@@ -280,23 +307,31 @@ func noFreeBurstRate(rt *rapid.T, h LimiterHarness) {
 				granted(n, now, "retry at the hint")
 			}
 		case 3:
-			// A caller that read the clock earlier arrives late.
-			late := time.Duration(rapid.Int64Range(1, int64(caps.Tick)).Draw(rt, "late"))
-			at := now.Add(-late)
-			if at.Before(start) {
-				at = start
+			// Callers that read the clock earlier arrive late: within a
+			// tick or several windows or periods late, one after the
+			// other, each earlier than the last (time going backwards).
+			at := now
+			for range rapid.IntRange(1, 3).Draw(rt, "lateCallers") {
+				late := time.Duration(rapid.Int64Range(1, 4*int64(caps.Tick)).Draw(rt, "late"))
+				if at = at.Add(-late); at.Before(start) {
+					at = start
+				}
+				acquire(drawUnits(rt, limit, limit, "lateAcquire"), at, "a late TryAcquire")
 			}
-			acquire(rapid.Int64Range(1, 3).Draw(rt, "lateAcquire"), at, "a late TryAcquire")
 		case 4:
 			// A grant undone at once, as across several limiters.
-			n := rapid.Int64Range(1, 3).Draw(rt, "acquireCancel")
+			n := drawUnits(rt, limit, limit, "acquireCancel")
 			if d := acquire(n, now, "TryAcquire then Cancel"); d.Granted {
 				l.Cancel(now, n)
-				since -= n
+				since.Sub(since, big.NewInt(n))
 			}
 		case 5:
-			// Snapshot().Available is exactly what can be taken.
+			// Snapshot().Available is exactly what can be taken: one more
+			// at once is refused, that many granted, one more refused.
 			s := l.Snapshot(now)
+			if more := max(s.Available, 0) + 1; s.Available < math.MaxInt64 && acquire(more, now, "Snapshot().Available+1 at once").Granted {
+				rt.Fatalf("at %v, Snapshot().Available = %d but TryAcquire of %d at once was granted", instant(now), s.Available, more)
+			}
 			if s.Available > 0 {
 				if !l.TryAcquire(now, s.Available).Granted {
 					rt.Fatalf("at %v, Snapshot().Available = %d but TryAcquire of that many was refused", instant(now), s.Available)
@@ -310,10 +345,14 @@ func noFreeBurstRate(rt *rapid.T, h LimiterHarness) {
 			if !caps.ReconfigureLimit {
 				continue
 			}
-			newLimit := rapid.Int64Range(1, 8).Draw(rt, "reconfigure")
+			newLimit := drawLimit(rt, large, "reconfigure")
 			if caps.AltParams != nil && rapid.Bool().Draw(rt, "switchCadence") {
 				alt = !alt
 				switched = true
+			}
+			if alt && !acceptsParams(h, caps.AltParams, newLimit) {
+				// The other cadence need not reach the same limits.
+				newLimit = rapid.Int64Range(1, 8).Draw(rt, "reconfigureAlt")
 			}
 			// Once a cadence change has turned usage into a barrier,
 			// what is in use may be freed at the barrier's natural
@@ -322,23 +361,35 @@ func noFreeBurstRate(rt *rapid.T, h LimiterHarness) {
 			pre := l.Snapshot(now)
 			avail := max(pre.Available, 0)
 			if switched {
-				avail += max(pre.InUse, 0)
+				avail = satAdd(avail, max(pre.InUse, 0))
 			}
-			carried := min(avail, bound()-since)
+			carried := avail
+			if b := left(); b.Cmp(big.NewInt(carried)) < 0 {
+				carried = b.Int64()
+			}
 			if caps.RaiseFreesUnits && newLimit > limit {
-				carried += newLimit - limit
+				carried = satAdd(carried, newLimit-limit)
 			}
 			limit, p = newLimit, paramsOf(alt, newLimit)
 			reconfigure(rt, l, p, now)
-			pubAt, base, since = now, min(carried, limit), 0
+			pubAt, base = now, min(carried, limit)
+			since.SetInt64(0)
 		}
 		s := l.Snapshot(now)
 		if s.Kind != h.Kind().Name() || s.Limit != limit || s.Available < 0 || s.Available > limit || s.InUse < 0 {
 			rt.Fatalf("at %v, Snapshot() = %+v, want Kind %q, Limit %d, Available in [0, %d], InUse >= 0", instant(now), s, h.Kind().Name(), limit, limit)
 		}
-		if b := bound() - since; s.Available > b {
+		if b := left(); b.Cmp(big.NewInt(s.Available)) < 0 {
 			rt.Fatalf("at %v, Snapshot().Available = %d, but at most %d units can be available since the publication of %v at %v",
 				instant(now), s.Available, b, p, instant(pubAt))
+		}
+		// The kernel drops a rate state whose InUse is 0 or less when
+		// nothing else needs it, and builds a fresh one, full, when it
+		// needs one again (spi.Snapshot.InUse): at rest means full.
+		if s.InUse <= 0 && s.Available != limit {
+			rt.Fatalf("at %v, Snapshot() = %+v: an InUse of %d says the limiter is at rest and may be replaced by a fresh one, "+
+				"which would make %d units available, but it has %d (spi.Snapshot.InUse: a rate limiter whose InUse is 0 or less "+
+				"must behave from now on exactly as a fresh limiter)", instant(now), s, s.InUse, limit, s.Available)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -174,7 +175,7 @@ func (s *sem) TryAcquire(_ time.Time, n int64) spi.Decision {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.counted()
-	if s.held.Load()+n > s.limit.Load() {
+	if n > s.limit.Load()-s.held.Load() {
 		return spi.RefuseUntilRelease()
 	}
 	s.held.Add(n)
@@ -317,6 +318,29 @@ type bucketFaults struct {
 	// moves the credited boundaries back, and the next on-time caller is
 	// credited them again.
 	lateRewinds bool
+
+	// farLateRewinds: the same, only for a caller more than one period
+	// late (a caller within a period leaves the boundaries alone).
+	farLateRewinds bool
+	// bulkOffByOne: a TryAcquire of four or more units is granted when
+	// one token fewer is left (the tokens clamp at zero).
+	bulkOffByOne bool
+	// floatCompare: whether the tokens cover a request is decided in
+	// float64, which cannot tell 2^53 from 2^53+1.
+	floatCompare bool
+	// inUseZero: Snapshot reports InUse 0 whatever was taken.
+	inUseZero bool
+	// binaryPeriod: the period is kept in 1024ths of a second,
+	// truncated: 100ms becomes 99.6ms, a boundary gained every 256.
+	binaryPeriod bool
+}
+
+// periodOf is the period the bucket keeps for the parameter p.
+func (f bucketFaults) periodOf(p int64) time.Duration {
+	if f.binaryPeriod {
+		return time.Duration(p*1024/int64(time.Second)) * time.Second / 1024
+	}
+	return time.Duration(p)
 }
 
 // bucket is a discrete token bucket: every period boundary after origin
@@ -339,6 +363,10 @@ type bucket struct {
 	k      int64 // boundaries already credited
 	tokens int64
 	grants []bucketGrant
+	// spent holds the instants (UnixNano) whose grants can give back
+	// nothing: a bound of 0 never rises, so they leave grants and a
+	// later grant at such an instant gives back nothing either.
+	spent map[int64]bool
 
 	firstCap    int64         // the capacity given to New
 	firstPeriod time.Duration // the period given to New
@@ -355,30 +383,43 @@ type bucketGrant struct {
 	back int64
 }
 
-const unbounded = int64(1) << 62
+const unbounded = int64(math.MaxInt64)
 
 // clamped lowers the bound of every grant but grants[skip] (none if skip
 // is -1) to what the bucket can still take.
 func (b *bucket) clamped(skip int) {
-	for i := range b.grants {
+	kept := b.grants[:0]
+	for i, g := range b.grants {
 		if i != skip {
-			b.grants[i].back = min(b.grants[i].back, max(b.cap-b.tokens, 0))
+			g.back = min(g.back, max(b.cap-b.tokens, 0))
 		}
+		if g.back == 0 && i != skip {
+			if b.spent == nil {
+				b.spent = map[int64]bool{}
+			}
+			b.spent[g.at.UnixNano()] = true
+			continue
+		}
+		kept = append(kept, g)
 	}
+	b.grants = kept
 }
 
 func (b *bucket) advance(now time.Time) {
 	if k := int64(now.Sub(b.origin) / b.period); k > b.k {
-		b.tokens = min(b.cap, b.tokens+(k-b.k)*b.rate)
+		b.tokens = min(b.cap, satAdd(b.tokens, (k-b.k)*b.rate))
 		b.k = k
 		b.clamped(-1)
-	} else if b.f.lateRewinds {
+	} else if b.f.lateRewinds || (b.f.farLateRewinds && k < b.k-1) {
 		b.k = k
 	}
 }
 
 // granted records n units granted at now.
 func (b *bucket) granted(now time.Time, n int64) {
+	if b.spent[now.UnixNano()] {
+		return
+	}
 	for i := range b.grants {
 		if b.grants[i].at.Equal(now) {
 			b.grants[i].n += n
@@ -386,7 +427,19 @@ func (b *bucket) granted(now time.Time, n int64) {
 		}
 	}
 	b.grants = append(b.grants, bucketGrant{at: now, n: n, back: unbounded})
+	// Only the latest instants are remembered: the grants of an older
+	// one give back nothing (too strict, never loose).
+	if len(b.grants) > maxBucketGrants {
+		if b.spent == nil {
+			b.spent = map[int64]bool{}
+		}
+		b.spent[b.grants[0].at.UnixNano()] = true
+		b.grants = slices.Delete(b.grants, 0, 1)
+	}
 }
+
+// maxBucketGrants bounds the instants a bucket remembers grants for.
+const maxBucketGrants = 64
 
 func (b *bucket) TryAcquire(now time.Time, n int64) spi.Decision {
 	if b.f.overshoot {
@@ -422,12 +475,23 @@ func (b *bucket) TryAcquire(now time.Time, n int64) spi.Decision {
 	if n > b.cap {
 		return spi.RefuseNever()
 	}
-	if b.tokens >= n {
-		b.tokens -= n
+	enough := b.tokens >= n
+	switch {
+	case b.f.bulkOffByOne && n >= 4:
+		enough = b.tokens >= n-1
+	case b.f.floatCompare:
+		enough = float64(b.tokens) >= float64(n)
+	}
+	if enough {
+		b.tokens = max(b.tokens-n, 0)
 		b.granted(now, n)
 		return spi.Grant()
 	}
-	periods := (n - b.tokens + b.rate - 1) / b.rate
+	deficit := max(n-b.tokens, 1)
+	periods := deficit / b.rate
+	if deficit%b.rate != 0 {
+		periods++
+	}
 	if b.f.lateHint {
 		periods++
 	}
@@ -437,6 +501,9 @@ func (b *bucket) TryAcquire(now time.Time, n int64) spi.Decision {
 	period := b.period
 	if b.f.staleHintPeriod {
 		period = b.firstPeriod
+	}
+	if periods > math.MaxInt64/int64(period)-b.k {
+		return spi.RefuseUntil(b.origin.Add(math.MaxInt64)) // centuries away
 	}
 	at := b.origin.Add(time.Duration(b.k+periods) * period)
 	if b.f.earlyHint {
@@ -463,15 +530,16 @@ func (b *bucket) Cancel(now time.Time, n int64) {
 	case i >= 0:
 		r = min(n, b.grants[i].n, b.grants[i].back)
 	}
-	b.tokens += r
+	b.tokens = satAdd(b.tokens, r)
 	if b.f.cancelOvercredit {
-		b.tokens++
+		b.tokens = satAdd(b.tokens, 1)
 	}
 	if !b.f.doubleCancel {
 		b.tokens = min(b.tokens, b.cap)
 	}
 	b.clamped(i)
 	if i >= 0 {
+		i = slices.IndexFunc(b.grants, func(g bucketGrant) bool { return g.at.Equal(now) }) // clamped compacts
 		g := &b.grants[i]
 		g.n -= n
 		if g.back < unbounded {
@@ -487,11 +555,11 @@ func (b *bucket) Reconfigure(now time.Time, p spi.Params) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.advance(now)
-	if (p["rate"] != b.rate || time.Duration(p["period"]) != b.period) && !b.f.keepPhaseOnCadence {
+	if (p["rate"] != b.rate || b.f.periodOf(p["period"]) != b.period) && !b.f.keepPhaseOnCadence {
 		b.origin, b.k = now, 0
 	}
 	raise := p["cap"] - b.cap
-	b.cap, b.rate, b.period = p["cap"], p["rate"], time.Duration(p["period"])
+	b.cap, b.rate, b.period = p["cap"], p["rate"], b.f.periodOf(p["period"])
 	if !b.f.noClampOnLower {
 		b.tokens = min(b.tokens, b.cap)
 	}
@@ -512,6 +580,9 @@ func (b *bucket) Snapshot(now time.Time) spi.Snapshot {
 	if b.f.staleSnap {
 		return spi.Snapshot{Kind: "fakebucket", Limit: b.firstCap, InUse: b.firstCap - b.tokens, Available: max(min(b.tokens, b.firstCap), 0)}
 	}
+	if b.f.inUseZero {
+		return spi.Snapshot{Kind: "fakebucket", Limit: b.cap, InUse: 0, Available: max(b.tokens, 0)}
+	}
 	return spi.Snapshot{Kind: "fakebucket", Limit: b.cap, InUse: b.cap - b.tokens, Available: max(b.tokens, 0)}
 }
 
@@ -520,7 +591,7 @@ func bucketHarness(f bucketFaults) fakeHarness {
 	return fakeHarness{
 		kind: fakeKind{name: "fakebucket", class: spi.ClassRate, keys: []string{"cap", "period", "rate"},
 			build: func(p spi.Params, now time.Time) spi.Limiter {
-				return &bucket{f: f, cap: p["cap"], rate: p["rate"], period: time.Duration(p["period"]), origin: now, tokens: p["cap"],
+				return &bucket{f: f, cap: p["cap"], rate: p["rate"], period: f.periodOf(p["period"]), origin: now, tokens: p["cap"],
 					firstCap: p["cap"], firstPeriod: time.Duration(p["period"])}
 			}},
 		caps: LimiterCapabilities{
@@ -534,7 +605,7 @@ func bucketHarness(f bucketFaults) fakeHarness {
 				if d <= 0 {
 					return 0
 				}
-				return p["rate"] * ((d + period - 1) / period)
+				return satMul(p["rate"], d/period+min(d%period, 1))
 			},
 		},
 	}
@@ -553,6 +624,24 @@ type windowFaults struct {
 	// grant's own window had ended before the change (else its units are
 	// in the barrier, which outlasts the first new window).
 	cancelAcrossCadence bool
+	// lateOwnWindow: a caller more than one window late is counted in
+	// the window of its own instant, whose count is gone: it is granted
+	// against an empty window and counted nowhere.
+	lateOwnWindow bool
+	// inUseStale: Snapshot's InUse is the count the previous window
+	// ended with (and the barrier), not the current one's.
+	inUseStale bool
+	// shavedWindow: the window length is shaved by 0.02% (computed in
+	// float64) to stay clear of the boundary: a window gained every 5,000.
+	shavedWindow bool
+}
+
+// lengthOf is the window length the window keeps for the parameter p.
+func (f windowFaults) lengthOf(p int64) time.Duration {
+	if f.shavedWindow {
+		return time.Duration(float64(p) * 0.9998)
+	}
+	return time.Duration(p)
 }
 
 // fixedWindow counts the units granted in each window [origin +
@@ -582,6 +671,7 @@ type fixedWindow struct {
 	until     time.Time
 	changedAt time.Time // the last change of cadence
 	changed   bool
+	previous  int64 // inUseStale: the count the previous window ended with
 }
 
 // locate returns the window now falls in, or false if now is before the
@@ -596,7 +686,7 @@ func (w *fixedWindow) locate(now time.Time) (int64, bool) {
 // roll moves the count to now's window if it is a later one.
 func (w *fixedWindow) roll(now time.Time) {
 	if k, ok := w.locate(now); ok && k > w.win {
-		w.win, w.count = k, 0
+		w.win, w.previous, w.count = k, w.count, 0
 	}
 }
 
@@ -615,7 +705,10 @@ func (w *fixedWindow) TryAcquire(now time.Time, n int64) spi.Decision {
 	if n > w.limit {
 		return spi.RefuseNever()
 	}
-	if w.used(now)+n <= w.limit {
+	if k, ok := w.locate(now); w.f.lateOwnWindow && ok && k < w.win-1 {
+		return spi.Grant()
+	}
+	if n <= w.limit-w.used(now) {
 		w.count += n
 		return spi.Grant()
 	}
@@ -634,7 +727,7 @@ func (w *fixedWindow) TryAcquire(now time.Time, n int64) spi.Decision {
 		if t.Before(w.until) {
 			u += w.barrier
 		}
-		if u+n <= w.limit {
+		if n <= w.limit-u {
 			return spi.RefuseUntil(t)
 		}
 	}
@@ -665,7 +758,7 @@ func (w *fixedWindow) Reconfigure(now time.Time, p spi.Params) error {
 	defer w.mu.Unlock()
 	w.roll(now)
 	w.limit = p["limit"]
-	if length := time.Duration(p["window"]); length != w.length {
+	if length := w.f.lengthOf(p["window"]); length != w.length {
 		if !now.Before(w.until) {
 			w.barrier = 0
 		}
@@ -689,6 +782,9 @@ func (w *fixedWindow) Snapshot(now time.Time) spi.Snapshot {
 	defer w.mu.Unlock()
 	w.roll(now)
 	u := w.used(now)
+	if w.f.inUseStale {
+		return spi.Snapshot{Kind: "fakewindow", Limit: w.limit, InUse: u - w.count + w.previous, Available: max(w.limit-u, 0)}
+	}
 	return spi.Snapshot{Kind: "fakewindow", Limit: w.limit, InUse: u, Available: max(w.limit-u, 0)}
 }
 
@@ -697,7 +793,7 @@ func windowHarness(f windowFaults) fakeHarness {
 	return fakeHarness{
 		kind: fakeKind{name: "fakewindow", class: spi.ClassRate, keys: []string{"limit", "window"},
 			build: func(p spi.Params, now time.Time) spi.Limiter {
-				return &fixedWindow{f: f, limit: p["limit"], length: time.Duration(p["window"]), origin: now}
+				return &fixedWindow{f: f, limit: p["limit"], length: f.lengthOf(p["window"]), origin: now}
 			}},
 		caps: LimiterCapabilities{
 			Class:            spi.ClassRate,
@@ -711,7 +807,7 @@ func windowHarness(f windowFaults) fakeHarness {
 				if d <= 0 {
 					return 0
 				}
-				return p["limit"] * ((d + length - 1) / length)
+				return satMul(p["limit"], d/length+min(d%length, 1))
 			},
 		},
 	}

@@ -44,6 +44,10 @@ var limiterChecks = []limiterCheck{
 	{"NeverAboveLimitConcurrently", checkNeverAboveLimitConcurrently},
 	{"GrantsRespectLimitInForce", checkGrantsRespectLimitInForce},
 	{"NoFreeBurst", checkNoFreeBurst},
+	{"LimitsAtEveryScale", checkLimitsAtEveryScale},
+	{"ConcurrencyIgnoresTime", checkConcurrencyIgnoresTime},
+	{"LateCallersStrict", checkLateCallersStrict},
+	{"NoDrift", checkNoDrift},
 	{"LateCancelNeverLoosens", checkLateCancelNeverLoosens},
 	{"RaiseNeverRefills", checkRaiseNeverRefills},
 	{"ShrinkNeverRevokes", checkShrinkNeverRevokes},
@@ -116,7 +120,10 @@ func instant(t time.Time) string {
 	if t.IsZero() {
 		return "the zero time"
 	}
-	return "start+" + t.Sub(start).String()
+	if d := t.Sub(start); d > -24*time.Hour && d < 24*time.Hour {
+		return "start+" + d.String()
+	}
+	return t.Format(time.RFC3339Nano)
 }
 
 // newLimiter builds a limiter of the harness's kind with p at now, failing

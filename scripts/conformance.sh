@@ -7,6 +7,7 @@
 #
 #	conformance <implementation> <in-process|plugin> PASS|FAIL
 #
+# and the limiter suite's self-test table (class, planted, caught),
 # and exits non-zero if any run fails. Set VERBOSE=1 to see go test output.
 set -uo pipefail
 
@@ -48,6 +49,20 @@ run endpoint-concurrency endpointpolicy -count=1 -run '^TestConformanceEndpointC
 for c in zstd s2 gzip br identity; do
 	run "$c" codecs -count=1 -run "^TestBuiltinCodecsPassTheConformanceSuite\$/^$c\$" .
 done
+
+# The limiter suite's self-test: broken limiters planted per class of bug,
+# each of which must fail the check meant to catch it; prints its table
+# (class, planted, caught).
+out=$(cd conformance && go test -count=1 -run '^TestPlantedBugsByClass$' -v . 2>&1)
+status=$?
+grep 'selftest-table' <<<"$out" | sed 's/^.*selftest-table /    /'
+if [[ $status -eq 0 ]]; then
+	echo "conformance selftest in-process PASS"
+else
+	echo "conformance selftest in-process FAIL"
+	sed 's/^/    /' <<<"$out" >&2
+	failed=1
+fi
 
 # Through the bridge: build the plugin binaries and the sluice command, and
 # let "sluice conformance" print the lines (it exits 1 if a kind fails).

@@ -52,7 +52,7 @@ func (s *slots) TryAcquire(_ time.Time, n int64) spi.Decision {
 	switch {
 	case n > s.limit:
 		return spi.RefuseNever()
-	case s.held+n > s.limit:
+	case n > s.limit-s.held:
 		return spi.RefuseUntilRelease()
 	}
 	s.held += n

@@ -22,10 +22,15 @@ type Limiter struct {
 	// Params returns valid parameters whose limit is limit: the
 	// concurrency limit, or for rate kinds the most units the limiter
 	// grants at once (bucket capacity, window permit limit), as reported
-	// by Snapshot.Limit. The suite calls it with limits in [1, 64]. For
-	// rate kinds every call must describe the same cadence (refill
-	// period, window length), so that Params(a) -> Params(b) is a change
-	// of the limit only.
+	// by Snapshot.Limit. The suite calls it with limits from 1 up to the
+	// int64 edge: it probes which large limits (100, 1000, ..., 2^31-1,
+	// 2^32, 2^53, 2^62, math.MaxInt64) the kind's Validate accepts, finds
+	// the largest by bisection, and holds the kind to every limit it
+	// accepts (the kernel may publish any of them). A kind bounds its
+	// limits by rejecting larger ones in Validate (or Params may panic for
+	// a limit it cannot express). For rate kinds every call must describe
+	// the same cadence (refill period, window length), so that
+	// Params(a) -> Params(b) is a change of the limit only.
 	Params func(limit int64) spi.Params
 
 	// ReconfigureLimit reports that Reconfigure accepts a change from
@@ -70,7 +75,9 @@ type Limiter struct {
 	// publication (the limit for New), raise is the rise of the limit
 	// if RaiseFreesUnits (else 0), and p the parameters published at P.
 	// An Allowance that is too generous weakens that check; one that is
-	// too strict makes a correct kind fail it.
+	// too strict makes a correct kind fail it. It saturates at
+	// math.MaxInt64 (at large limits the true figure may not fit), which
+	// the suite reads as no bound.
 	Allowance func(p spi.Params, from, to time.Time) int64
 }
 

@@ -82,7 +82,7 @@ func (l *limiter) TryAcquire(_ time.Time, n int64) spi.Decision {
 		return spi.Grant()
 	case n > l.limit:
 		return spi.RefuseNever()
-	case l.held+n > l.limit:
+	case n > l.limit-l.held:
 		return spi.RefuseUntilRelease()
 	}
 	l.held += n
