@@ -159,6 +159,9 @@ const fullSweepsPerIdle = 16
 // create pins the entry of key, making it if it is new. It returns false
 // when the key is new and the namespace is at capacity.
 func (ns *namespace) create(key string, now time.Time) (*partEntry, bool) {
+	if ns.fullUntilSweep(now) {
+		return nil, false
+	}
 	ns.insertMu.Lock()
 	defer ns.insertMu.Unlock()
 	if e := ns.entries.load(key); e != nil && e.tryPin(now) {
@@ -177,6 +180,20 @@ func (ns *namespace) create(key string, now time.Time) (*partEntry, bool) {
 	ns.entries.insert(key, e)
 	ns.count.Add(1)
 	return e, true
+}
+
+// fullUntilSweep reports, without a lock, that the namespace is at
+// MaxPartitions and no reclaim sweep is due (see create): a new key is then
+// refused in O(1), never queued behind insertMu with the keys being made
+// or the sweep. A key created concurrently may be refused by a request
+// that read the map just before it appeared, as if that request had come
+// first.
+func (ns *namespace) fullUntilSweep(now time.Time) bool {
+	if ns.count.Load() < ns.max.Load() {
+		return false
+	}
+	idle := ns.idle.Load()
+	return now.UnixNano()-ns.lastSweep.Load() < idle/fullSweepsPerIdle
 }
 
 // sweepLocked reclaims entries that have no active request, have been
