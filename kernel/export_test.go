@@ -50,3 +50,7 @@ func SetAfterLinkHook(f func()) { testHookAfterLink = f }
 // SetEntryStatsHook installs f before Stats reads each partition entry
 // (nil removes it). Not safe while Stats runs.
 func SetEntryStatsHook(f func()) { testHookEntryStats = f }
+
+// SetSweepStepHook installs f, called with the entries each step of a
+// partition namespace's reclaim pass visited (nil removes it).
+func SetSweepStepHook(f func(visited int)) { testHookSweepStep = f }

@@ -46,8 +46,12 @@ type namespace struct {
 	// insertMu serializes the creation and the reclaim of entries (the
 	// new-key path and the control path, never a lookup).
 	insertMu  sync.Mutex
-	lastSweep atomic.Int64
-	sweeps    atomic.Uint64 // PartitionStats.Sweeps
+	lastSweep atomic.Int64  // when the last reclaim pass began
+	sweeps    atomic.Uint64 // PartitionStats.Sweeps: passes begun
+	// sweeping says that a reclaim pass is under way: every new key
+	// continues it from cursor (insertMu held) by one bounded step.
+	sweeping atomic.Bool
+	cursor   partCursor
 
 	// refusals counts the requests refused in the namespace, by reason:
 	// partition_capacity, and the refusals of every entry's states
@@ -169,8 +173,8 @@ func (ns *namespace) create(key string, now time.Time) (*partEntry, bool) {
 	}
 	idle := ns.idle.Load()
 	since := now.UnixNano() - ns.lastSweep.Load()
-	if since >= idle || ns.count.Load() >= ns.max.Load() && since >= idle/fullSweepsPerIdle {
-		ns.sweepLocked(now)
+	if ns.sweeping.Load() || since >= idle || ns.count.Load() >= ns.max.Load() && since >= idle/fullSweepsPerIdle {
+		ns.sweepStepLocked(now)
 	}
 	if ns.count.Load() >= ns.max.Load() {
 		return nil, false
@@ -183,7 +187,7 @@ func (ns *namespace) create(key string, now time.Time) (*partEntry, bool) {
 }
 
 // fullUntilSweep reports, without a lock, that the namespace is at
-// MaxPartitions and no reclaim sweep is due (see create): a new key is then
+// MaxPartitions and no reclaim pass is under way or due (see create): a new key is then
 // refused in O(1), never queued behind insertMu with the keys being made
 // or the sweep. A key created concurrently may be refused by a request
 // that read the map just before it appeared, as if that request had come
@@ -193,24 +197,50 @@ func (ns *namespace) fullUntilSweep(now time.Time) bool {
 		return false
 	}
 	idle := ns.idle.Load()
-	return now.UnixNano()-ns.lastSweep.Load() < idle/fullSweepsPerIdle
+	return !ns.sweeping.Load() && now.UnixNano()-ns.lastSweep.Load() < idle/fullSweepsPerIdle
 }
 
-// sweepLocked reclaims entries that have no active request, have been
+// sweepStepBudget bounds the entries one step of a reclaim pass visits:
+// the reclaim work a single new key pays (issue 37: a sweep visiting every
+// entry cost the request that made it 43 ms at 10k keys).
+const sweepStepBudget = 256
+
+// sweepStepLocked makes one step of the reclaim pass, beginning one if
+// none is under way: it visits at most about sweepStepBudget entries from
+// the cursor and reclaims those that have no active request, have been
 // idle for IdleTimeout (judged by their own last-use time), and whose rate
 // state counts no consumed quota any more: a new entry of the key would be
-// no different, so reclaiming it is no free burst. ns.insertMu held.
-func (ns *namespace) sweepLocked(now time.Time) {
-	ns.lastSweep.Store(now.UnixNano())
-	ns.sweeps.Add(1)
+// no different, so reclaiming it is no free burst. A pass over N entries
+// takes N/sweepStepBudget new keys; each is judged at the step that
+// visits it. ns.insertMu held.
+func (ns *namespace) sweepStepLocked(now time.Time) {
+	if !ns.sweeping.Load() {
+		ns.lastSweep.Store(now.UnixNano())
+		ns.sweeps.Add(1)
+		ns.cursor = partCursor{}
+		ns.sweeping.Store(true)
+	}
 	idle := ns.idle.Load()
-	ns.entries.each(func(e *partEntry) {
+	visited := 0
+	next, done := ns.entries.walk(ns.cursor, sweepStepBudget, func(e *partEntry) {
+		visited++
 		if e.pins.Load() == 0 && now.UnixNano()-e.lastUse.Load() >= idle && e.atRest(now) && e.pins.CompareAndSwap(0, -1) {
 			ns.entries.remove(e.key, e)
 			ns.count.Add(-1)
 		}
 	})
+	ns.cursor = next
+	if done {
+		ns.sweeping.Store(false)
+	}
+	if testHookSweepStep != nil {
+		testHookSweepStep(visited)
+	}
 }
+
+// testHookSweepStep, if set, is called with the entries each reclaim step
+// visited.
+var testHookSweepStep func(visited int)
 
 func (e *partEntry) tryPin(now time.Time) bool {
 	for {

@@ -163,3 +163,36 @@ func (pm *partMap) each(f func(*partEntry)) {
 		}
 	}
 }
+
+// partCursor is where a walk of a partMap resumes: a shard and a bucket of
+// its table. The zero value is the start.
+type partCursor struct {
+	shard, bucket int
+}
+
+// walk calls f for the entries of the buckets from c on, a bucket at a
+// time, until at least budget entries were visited (one chain beyond at
+// most) or the map ends; it returns the cursor to resume from and whether
+// the walk reached the end. A shard whose table grew between two walks is
+// resumed at the same bucket index of the new table: a key may then be
+// visited twice or missed by this pass (the next one sees it), which is
+// what each's concurrent inserts and removals allow too.
+func (pm *partMap) walk(c partCursor, budget int, f func(*partEntry)) (partCursor, bool) {
+	visited := 0
+	for ; c.shard < partShards; c.shard, c.bucket = c.shard+1, 0 {
+		t := pm.shards[c.shard].tab.Load()
+		if t == nil {
+			continue
+		}
+		for ; c.bucket < len(t.buckets); c.bucket++ {
+			if visited >= budget {
+				return c, false
+			}
+			for n := t.buckets[c.bucket].Load(); n != nil; n = n.next {
+				f(n.e)
+				visited++
+			}
+		}
+	}
+	return partCursor{}, true
+}

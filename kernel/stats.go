@@ -37,9 +37,11 @@ type PartitionStats struct {
 	Max         int64
 	IdleTimeout time.Duration
 	Programs    int64 // unreclaimed programs binding the namespace
-	// Sweeps counts the idle-reclaim sweeps made so far; each visits every
-	// entry. A full namespace sweeps for new keys at most 16 times per
-	// IdleTimeout, however many it refuses.
+	// Sweeps counts the idle-reclaim passes begun so far; a pass visits
+	// every entry, in steps of at most about 256 made by the new keys
+	// that arrive while it is under way (no request pays for more). A
+	// full namespace begins at most 16 passes per IdleTimeout, however
+	// many new keys it refuses.
 	Sweeps uint64
 	// Refusals counts the requests refused in the namespace by reason:
 	// partition_capacity, and what every entry's limits refused; nil
