@@ -219,7 +219,7 @@ func (e *waitError) Unwrap() error { return e.err }
 // saw bytes that are not a frame: a few bytes and the close (a TLS alert
 // is 7), or a header that is not a sluice header.
 func looksLikeTLS(err error) bool {
-	return errors.Is(err, io.ErrUnexpectedEOF) || protocol.IsViolation(err)
+	return errors.Is(err, io.ErrUnexpectedEOF) || protocol.IsBadMagic(err)
 }
 
 // statusText is a status without the "sluice: " prefix of its Error.

@@ -80,6 +80,10 @@ func (c *Client) handshake(ctx context.Context, ep *endpoint, nc net.Conn) (*con
 	}
 	ep.setStage(stageAnswer)
 	rd := protocol.NewReader(nc, lim)
+	// The answer is bounded like the server bounds the Handshake: a
+	// HandshakeAck (or a refusal) of at most MaxHandshakeAckSize, not a
+	// frame of the connection's full maximum size.
+	rd.SetMaxFrameSize(protocol.MaxHandshakeAckSize(lim))
 	h, payload, err := rd.ReadFrame()
 	if err != nil {
 		if looksLikeTLS(err) && c.cfg.TLS == nil {
@@ -108,6 +112,7 @@ func (c *Client) handshake(ctx context.Context, ep *endpoint, nc net.Conn) (*con
 	if err := nc.SetDeadline(time.Time{}); err != nil {
 		return nil, err
 	}
+	rd.SetMaxFrameSize(lim.MaxFrameSize)
 
 	cn := &conn{
 		client:          c,

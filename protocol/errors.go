@@ -3,6 +3,7 @@ package protocol
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ProtocolError reports a violation of the wire protocol by the peer: bad
@@ -26,6 +27,16 @@ func IsViolation(err error) bool {
 	var pe *ProtocolError
 	return errors.As(err, &pe)
 }
+
+// IsBadMagic reports whether err is the violation of a frame header that
+// does not begin with [Magic]: the peer does not speak this protocol (or
+// speaks TLS), as opposed to a sluice peer breaking a rule.
+func IsBadMagic(err error) bool {
+	var pe *ProtocolError
+	return errors.As(err, &pe) && strings.HasPrefix(pe.Reason, badMagic)
+}
+
+const badMagic = "header: bad magic"
 
 // violation returns a *ProtocolError. It allocates; it is only used on
 // error paths.

@@ -14,7 +14,26 @@ const (
 	// MaxNameLen is the maximum length of a service or method name; names
 	// are 1..255 bytes.
 	MaxNameLen = 255
+	// MaxAckEntries bounds the whole method table of a HandshakeAck:
+	// services plus methods, all services together. A client holds the
+	// table for the connection's life (a name and a route per method), on
+	// every connection and reconnect, so it is bounded like the client's
+	// own Handshake: a server whose table is larger cannot encode its ack
+	// (server.New fails), and a client refuses a larger one.
+	MaxAckEntries = 4096
 )
+
+// MaxHandshakeAckSize is the largest HandshakeAck payload a receiver
+// enforcing lim can accept (every varint counted at its longest, the
+// table at MaxAckEntries names of MaxNameLen bytes), capped at
+// lim.MaxFrameSize: the bound for the answer to a Handshake, so that a
+// server cannot make a client read or hold a frame of the connection's
+// full maximum size before the connection exists.
+func MaxHandshakeAckSize(lim Limits) uint32 {
+	const varint = binary.MaxVarintLen64
+	n := 2 + 5*4 + varint + MaxCodecs*(varint+MaxCodecNameLen) + varint + MaxAckEntries*(2*varint+MaxNameLen)
+	return uint32(min(uint64(n), uint64(lim.MaxFrameSize)))
+}
 
 // ServiceInfo is one entry of the HandshakeAck method table. A service's id
 // is its 0-based position in HandshakeAck.Services; a method's id is its
@@ -34,7 +53,8 @@ type ServiceInfo struct {
 // accepted codecs (as in Handshake), then the method table: uvarint
 // service count (<= 65535), each service a name (uvarint length + 1..255
 // bytes) and a uvarint method count (<= 65535) followed by the method names
-// (1..255 bytes each). No trailing bytes.
+// (1..255 bytes each), at most MaxAckEntries services and methods
+// together. No trailing bytes.
 type HandshakeAck struct {
 	Version            uint16
 	Capabilities       Capabilities
@@ -83,6 +103,10 @@ func ParseHandshakeAck(h Header, payload []byte, a *HandshakeAck) error {
 	if nsvc > MaxServices {
 		return violation("handshake ack: %d services, limit %d", nsvc, MaxServices)
 	}
+	if nsvc > MaxAckEntries {
+		return violation("handshake ack: %d services, more than the %d services and methods a method table may hold", nsvc, MaxAckEntries)
+	}
+	entries := nsvc
 	// Every service takes at least 3 bytes; bound the allocation by the
 	// payload rather than the announced count.
 	var services []ServiceInfo
@@ -103,6 +127,9 @@ func ParseHandshakeAck(h Header, payload []byte, a *HandshakeAck) error {
 		}
 		if nm > MaxMethods {
 			return violation("handshake ack: %d methods, limit %d", nm, MaxMethods)
+		}
+		if entries += nm; entries > MaxAckEntries {
+			return violation("handshake ack: more than %d services and methods in the method table", MaxAckEntries)
 		}
 		var methods []string
 		if nm > 0 {
@@ -158,6 +185,13 @@ func AppendHandshakeAck(dst []byte, a *HandshakeAck) ([]byte, error) {
 	}
 	if len(a.Services) > MaxServices {
 		return dst, invalid("handshake ack: %d services", len(a.Services))
+	}
+	entries := len(a.Services)
+	for _, s := range a.Services {
+		entries += len(s.Methods)
+	}
+	if entries > MaxAckEntries {
+		return dst, invalid("handshake ack: the method table has %d services and methods, limit %d", entries, MaxAckEntries)
 	}
 	size := 2 + 5*4 + cs + uvarintLen(uint64(len(a.Services)))
 	for _, s := range a.Services {

@@ -40,7 +40,7 @@ func ParseHeader(b []byte, maxFrameSize uint32) (Header, error) {
 		return Header{}, violation("header: short header (%d bytes)", len(b))
 	}
 	if b[0] != Magic {
-		return Header{}, violation("header: bad magic 0x%02x", b[0])
+		return Header{}, violation(badMagic+" 0x%02x", b[0])
 	}
 	h := Header{
 		Type:   FrameType(b[1]),

@@ -129,6 +129,9 @@ func New(mux *Mux, o Options) (*Server, error) {
 		ack.Services = append(ack.Services, info)
 		s.methods = append(s.methods, ms)
 	}
+	if entries := len(ack.Services) + s.nmethods; entries > protocol.MaxAckEntries {
+		return nil, fmt.Errorf("server: the Mux has %d services and methods; the HandshakeAck announces at most %d (protocol.MaxAckEntries)", entries, protocol.MaxAckEntries)
+	}
 	s.ack, s.callCap = ack, r.Calls
 	if err := s.encodeAck(); err != nil {
 		return nil, err
