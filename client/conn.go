@@ -130,8 +130,11 @@ func (c *conn) take(id uint64) *call {
 	return cl
 }
 
-// sendCancel tells the server that the caller gave up on cl's request;
-// best effort. It reuses cl's frame buffer.
+// sendCancel tells the server that the caller gave up on cl's request. It
+// never waits for buffer space, so the caller returns at its deadline: the
+// frame is queued beyond the Writer's bound, which stays bounded (a call
+// cancels once, so at most one Cancel per call in flight). It reuses cl's
+// frame buffer.
 func (c *conn) sendCancel(cl *call, reason protocol.CancelReason) {
 	if !c.caps.Has(protocol.CapCancel) {
 		return
@@ -141,7 +144,7 @@ func (c *conn) sendCancel(cl *call, reason protocol.CancelReason) {
 		return
 	}
 	cl.frame = frame
-	_ = c.w.Write(frame)
+	_ = c.w.WriteNoWait(frame)
 }
 
 // close ends the connection: calls still waiting fail with err (unless an

@@ -89,8 +89,12 @@ func (c *conn) readFrames() error {
 			if err != nil {
 				return err
 			}
+			// Never wait to queue it: a server that stops reading would
+			// stop this reader, and with it every answer on the
+			// connection. A Pong that does not fit is dropped; a server
+			// that counts on it is not draining its own socket anyway.
 			pong = protocol.AppendPong(pong[:0], data)
-			_ = c.w.Write(pong)
+			_ = c.w.TryWrite(pong)
 		case protocol.FramePong:
 			// Counted in received: the server is alive.
 		case protocol.FrameGoAway:

@@ -97,7 +97,8 @@ func (s *Stream) abort(out outcome, err error) {
 }
 
 // sendCancel sends the server a Cancel frame for s, ended by this side
-// with err, when CapCancel was negotiated; best effort.
+// with err, when CapCancel was negotiated. It never waits for buffer space
+// (see conn.sendCancel).
 func (s *Stream) sendCancel(cn *conn, err error) {
 	if !cn.caps.Has(protocol.CapCancel) {
 		return
@@ -108,7 +109,7 @@ func (s *Stream) sendCancel(cn *conn, err error) {
 	}
 	var b [64]byte
 	if f, err := protocol.AppendCancel(b[:0], s.id, reason); err == nil {
-		_ = cn.w.Write(f)
+		_ = cn.w.WriteNoWait(f)
 	}
 }
 

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"context"
 	"errors"
 	"io"
 	"sync"
@@ -163,6 +164,18 @@ func (w *Writer) pendingLen() int {
 // blocks while the pending buffer is full. It returns the underlying write
 // error if one occurred, or ErrWriterClosed after Close.
 func (w *Writer) Write(frame []byte) error {
+	return w.WriteContext(context.Background(), frame)
+}
+
+// ErrWouldBlock is returned by [Writer.TryWrite] when the frame does not
+// fit the pending buffer: queueing it would have to wait for the flusher.
+var ErrWouldBlock = errors.New("sluice/protocol: write would block: the peer is not draining the connection")
+
+// WriteContext is Write bounded by ctx: while the pending buffer is full
+// it waits for space until ctx is done, and then returns ctx's cause with
+// the frame not queued (nothing of it is sent). A frame that fits is
+// queued whatever ctx says.
+func (w *Writer) WriteContext(ctx context.Context, frame []byte) error {
 	w.mu.Lock()
 	// Fast path: the frame fits the pending batch and nothing waits, so
 	// the Writer can only become saturated by reaching its limit.
@@ -178,16 +191,47 @@ func (w *Writer) Write(frame []byte) error {
 		return nil
 	}
 	defer w.mu.Unlock()
-	if w.err == nil && !w.closed && !w.final && w.pendingLen() > 0 && w.pendingLen()+len(frame) > w.limit {
+	full := func() bool {
+		return w.err == nil && !w.closed && !w.final && w.pendingLen() > 0 && w.pendingLen()+len(frame) > w.limit
+	}
+	if full() {
+		if ctx.Done() != nil {
+			// Wake the waiters when ctx ends, so that this one sees it.
+			stop := context.AfterFunc(ctx, func() {
+				w.mu.Lock()
+				w.space.Broadcast()
+				w.mu.Unlock()
+			})
+			defer stop()
+		}
 		w.waiting++
 		w.updateSaturatedLocked()
-		for w.err == nil && !w.closed && !w.final && w.pendingLen() > 0 && w.pendingLen()+len(frame) > w.limit {
+		for full() && ctx.Err() == nil {
 			w.space.Wait()
 		}
 		w.waiting--
+		if full() {
+			w.updateSaturatedLocked()
+			return context.Cause(ctx)
+		}
 	}
 	// A reader in WaitUnsaturated is woken by the flusher taking the
 	// batch this frame joined.
+	err := w.queueLocked(frame, false)
+	w.updateSaturatedLocked()
+	return err
+}
+
+// TryWrite queues frame like Write if it fits the pending buffer (or
+// nothing is pending) and otherwise returns ErrWouldBlock at once, the
+// frame not queued. It is for frames a goroutine that must never block
+// can drop: a reader's Pong, a best-effort Cancel.
+func (w *Writer) TryWrite(frame []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil && !w.closed && !w.final && w.pendingLen() > 0 && (w.waiting > 0 || w.pendingLen()+len(frame) > w.limit) {
+		return ErrWouldBlock
+	}
 	err := w.queueLocked(frame, false)
 	w.updateSaturatedLocked()
 	return err
