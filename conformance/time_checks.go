@@ -114,18 +114,8 @@ var lateness = []time.Duration{2, 4, 5, 8, 16, 400}
 func checkLateCallersStrict(t tb, h LimiterHarness) {
 	requireClass(t, h, spi.ClassRate)
 	caps := h.Capabilities()
-	cadences := []struct {
-		name   string
-		params func(int64) spi.Params
-	}{{"Params", caps.Params}}
-	if caps.AltParams != nil {
-		cadences = append(cadences, struct {
-			name   string
-			params func(int64) spi.Params
-		}{"AltParams", caps.AltParams})
-	}
 	const limit = 4
-	for _, c := range cadences {
+	for _, c := range cadencesOf(caps) {
 		for _, late := range lateness {
 			p := c.params(limit)
 			l := newLimiter(t, h, p, start)
@@ -189,17 +179,10 @@ var driftSteps = []time.Duration{4, 7, 13, 3, 9, 1, 12, 5}
 func checkNoDrift(t tb, h LimiterHarness) {
 	requireClass(t, h, spi.ClassRate)
 	caps := h.Capabilities()
-	cadences := map[string]func(int64) spi.Params{"Params": caps.Params}
-	if caps.AltParams != nil {
-		cadences["AltParams"] = caps.AltParams
-	}
-	for _, name := range []string{"Params", "AltParams"} {
-		params, ok := cadences[name]
-		if !ok {
-			continue
-		}
+	for _, c := range cadencesOf(caps) {
+		name := c.name
 		const limit = 3
-		p := params(limit)
+		p := c.params(limit)
 		l := newLimiter(t, h, p, start)
 		now, end := start, start.Add(caps.Tick*driftTicks)
 		var granted, calls int64
@@ -223,4 +206,19 @@ func checkNoDrift(t tb, h LimiterHarness) {
 		}
 		t.Logf("%s %v: %d units granted in %.0f ticks, %d calls", name, p, granted, float64(now.Sub(start))/float64(caps.Tick), calls)
 	}
+}
+
+// cadence is one of a rate kind's parameter families: Params, or AltParams.
+type cadence struct {
+	name   string
+	params func(int64) spi.Params
+}
+
+// cadencesOf returns Params, and AltParams when the kind has it.
+func cadencesOf(caps LimiterCapabilities) []cadence {
+	cs := []cadence{{"Params", caps.Params}}
+	if caps.AltParams != nil {
+		cs = append(cs, cadence{"AltParams", caps.AltParams})
+	}
+	return cs
 }
