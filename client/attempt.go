@@ -228,7 +228,10 @@ func (c *Client) attemptOnce(ctx context.Context, ep *endpoint, method string, b
 	if cn.frameTooLarge(frame) {
 		return outcomeLocal, status.Errorf(protocol.CodeResourceExhausted, "the request (%d bytes) exceeds the server's maximum frame size (%d bytes)", len(frame)-protocol.HeaderSize, cn.peerMaxFrame)
 	}
-	if err := cn.send(cl, frame, oneWay); err != nil {
+	if err := cn.send(ctx, cl, frame, oneWay); err != nil {
+		if e := ctx.Err(); e != nil && errors.Is(err, e) {
+			return ctxOutcome(e), e
+		}
 		return outcomeSendFailure, err
 	}
 	if oneWay {

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"encoding/binary"
 	"net"
 	"sync"
@@ -16,12 +17,18 @@ type route struct{ service, method uint16 }
 // conn is one multiplexed connection to an endpoint, from a successful
 // handshake until its reader goroutine ends.
 //
-// Senders assign request ids and queue frames under sendMu, so that ids
-// reach the server strictly increasing; queueing copies the frame into the
-// protocol.Writer and performs no network I/O (the Writer's flusher does).
-// The reader goroutine owns rd. mu guards the table of calls waiting for an
-// answer and the connection's state; it is never held across I/O or while
-// waiting on sendMu.
+// Senders assign request ids and queue opening frames holding the send
+// turn (sendTurn), so that ids reach the server strictly increasing;
+// queueing copies the frame into the protocol.Writer and performs no
+// network I/O (the Writer's flusher does). Every wait of a sender, for the
+// turn and for space in the Writer's pending buffer, ends with the
+// caller's context: a connection that stops draining keeps no caller past
+// its deadline (the Writer's WriteTimeout closes the connection itself).
+// A frame not queued leaves its id unused, which the protocol allows (ids
+// increase, not necessarily by one). The reader goroutine owns rd and
+// never waits to write. mu guards the table of calls waiting for an answer
+// and the connection's state; it is never held across I/O or while
+// waiting for the send turn.
 type conn struct {
 	client *Client
 	ep     *endpoint
@@ -47,9 +54,9 @@ type conn struct {
 	// calls may start on the connection.
 	usable atomic.Bool
 
-	sendMu sync.Mutex
-	nextID uint64        // last assigned request id; guarded by sendMu
-	lastID atomic.Uint64 // the last id of a stream queued, for the reader
+	sendTurn chan struct{} // capacity 1: holding the token is the turn to assign an id and queue
+	nextID   uint64        // last assigned request id; guarded by the send turn
+	lastID   atomic.Uint64 // the last id of a stream queued, for the reader
 
 	mu        sync.Mutex
 	calls     map[uint64]*call   // unary calls waiting for their answer
@@ -66,15 +73,51 @@ type conn struct {
 // connection was closing or going away.
 var errNotSent = unavailable("connection closing: request not sent")
 
+// takeSendTurn waits for the send turn until ctx ends; on nil the caller
+// holds it and must give it back with giveSendTurn.
+func (c *conn) takeSendTurn(ctx context.Context) error {
+	select {
+	case c.sendTurn <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case c.sendTurn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *conn) giveSendTurn() { <-c.sendTurn }
+
+// queueOpening queues frame, a call's or stream's opening frame holding
+// the send turn, waiting for pending space at most until ctx ends. It
+// returns nil when the frame is queued, ctx's error when ctx ended first
+// (the frame not queued), and Unavailable when the connection failed.
+func (c *conn) queueOpening(ctx context.Context, frame []byte) error {
+	err := c.w.WriteContext(ctx, frame)
+	if err == nil {
+		return nil
+	}
+	if e := ctx.Err(); e != nil {
+		return e
+	}
+	return unavailable("connection to " + c.ep.addr + " failed: request not sent: " + describe(err))
+}
+
 // send assigns the next request id to cl, registers it (unless one-way) and
-// queues frame, whose id field it patches. An error means the request was
-// not queued, hence never sent.
-func (c *conn) send(cl *call, frame []byte, oneWay bool) error {
-	c.sendMu.Lock()
+// queues frame, whose id field it patches. It waits for the send turn and
+// for buffer space only until ctx ends. An error means the request was not
+// queued, hence never sent: ctx's error, or Unavailable.
+func (c *conn) send(ctx context.Context, cl *call, frame []byte, oneWay bool) error {
+	if err := c.takeSendTurn(ctx); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	if c.closed || c.goingAway {
 		c.mu.Unlock()
-		c.sendMu.Unlock()
+		c.giveSendTurn()
 		return errNotSent
 	}
 	c.nextID++
@@ -85,15 +128,15 @@ func (c *conn) send(cl *call, frame []byte, oneWay bool) error {
 	}
 	c.mu.Unlock()
 	binary.LittleEndian.PutUint64(frame[8:16], id)
-	err := c.w.Write(frame)
-	c.sendMu.Unlock()
+	err := c.queueOpening(ctx, frame)
+	c.giveSendTurn()
 	if err == nil {
 		return nil
 	}
 	if !oneWay && !c.abandon(cl) {
 		<-cl.done // the reader failed it meanwhile; it was not sent anyway
 	}
-	return unavailable("connection to " + c.ep.addr + " failed: request not sent: " + describe(err))
+	return err
 }
 
 // abandon removes cl from the table of waiting calls and reports whether it

@@ -127,6 +127,7 @@ func (c *Client) handshake(ctx context.Context, ep *endpoint, nc net.Conn) (*con
 		routes:          make(map[string]route),
 		calls:           make(map[uint64]*call),
 		streams:         make(map[uint64]*Stream),
+		sendTurn:        make(chan struct{}, 1),
 		streaming:       ack.Capabilities.Has(protocol.CapStreaming),
 	}
 	cn.sendWin.Init(protocol.InitialConnWindow, protocol.MaxWindow)

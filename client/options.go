@@ -94,8 +94,10 @@ type Options struct {
 
 	// WriteTimeout closes a connection whose writes make no progress for
 	// this long (a server that stopped reading): its calls fail with
-	// Unavailable instead of waiting for buffer space forever, whatever
-	// their deadlines (default 20s; negative disables).
+	// Unavailable, those without a deadline included, instead of waiting
+	// for buffer space forever (default 20s; negative disables). A call
+	// with a deadline or a cancelled context never waits past it for a
+	// connection that does not drain.
 	WriteTimeout time.Duration
 
 	// Compression configures compressed bodies, both ways (see

@@ -113,7 +113,9 @@ type streamMsg struct {
 var errServerStreamSend = status.New(protocol.CodeFailedPrecondition, "a server-streaming call sends exactly one message")
 
 // Send sends msg, blocking while the stream's or the connection's window
-// has no credit, bounded by the stream's context. msg is not retained.
+// has no credit or the connection's send buffer is full (a server that
+// stops reading), bounded by the stream's context: when it ends first the
+// message is not sent and the stream is cancelled. msg is not retained.
 // After the server ended the stream Send returns io.EOF (Receive returns
 // the stream's outcome); after CloseSend it fails with FailedPrecondition.
 //
@@ -149,7 +151,14 @@ func (s *Stream) Send(msg []byte) error {
 	if err := flow.ReservePair(s.ctx, &s.sendWin, &s.cn.sendWin, cost); err != nil {
 		return s.sendFailure(err)
 	}
-	if err := s.cn.w.Write(s.cl.frame); err != nil {
+	if err := s.cn.w.WriteContext(s.ctx, s.cl.frame); err != nil {
+		if e := ctxErr(s.ctx); e != nil {
+			// Not queued: the stream's context ended while the
+			// connection did not drain.
+			s.returnCredit(cost)
+			s.cancel(e)
+			return e
+		}
 		return s.sendEndErr(unavailable("connection to " + s.cn.ep.addr + " failed: message not sent: " + describe(err)))
 	}
 	return nil
@@ -225,7 +234,11 @@ func (s *Stream) CloseSend() error {
 	}
 	var b [protocol.HeaderSize]byte
 	f, _ := protocol.AppendEnd(b[:0], s.id, &protocol.End{})
-	if err := s.cn.w.Write(f); err != nil {
+	if err := s.cn.w.WriteContext(s.ctx, f); err != nil {
+		if e := ctxErr(s.ctx); e != nil {
+			s.cancel(e) // not queued: the stream's context ended first
+			return e
+		}
 		return unavailable("connection to " + s.cn.ep.addr + " failed: half-close not sent: " + describe(err))
 	}
 	return nil

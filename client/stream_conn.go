@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"encoding/binary"
 	"io"
 
@@ -16,13 +17,16 @@ import (
 
 // sendStream assigns s the next request id, registers it as a live stream
 // and queues its opening Request frame (whose id it patches), as send
-// does for a unary call. An error means the Request was not queued.
-func (c *conn) sendStream(s *Stream, frame []byte) error {
-	c.sendMu.Lock()
+// does for a unary call, waiting at most until ctx ends. An error means
+// the Request was not queued: ctx's error, or Unavailable.
+func (c *conn) sendStream(ctx context.Context, s *Stream, frame []byte) error {
+	if err := c.takeSendTurn(ctx); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	if c.closed || c.goingAway {
 		c.mu.Unlock()
-		c.sendMu.Unlock()
+		c.giveSendTurn()
 		return errNotSent
 	}
 	c.nextID++
@@ -35,13 +39,13 @@ func (c *conn) sendStream(s *Stream, frame []byte) error {
 	c.lastID.Store(id)
 	c.mu.Unlock()
 	binary.LittleEndian.PutUint64(frame[8:16], id)
-	err := c.w.Write(frame)
-	c.sendMu.Unlock()
+	err := c.queueOpening(ctx, frame)
+	c.giveSendTurn()
 	if err == nil {
 		return nil
 	}
 	c.removeStream(s)
-	return unavailable("connection to " + c.ep.addr + " failed: request not sent: " + describe(err))
+	return err
 }
 
 // removeStream takes s out of the table of live streams (once ended).
@@ -86,10 +90,19 @@ func (c *conn) sendWindowUpdate(id uint64, r uint64) {
 // sendWindowUpdateGrowth returns r bytes and grows the window by growth
 // on id; both already counted by the window. What one frame cannot carry
 // (a window may owe up to 2·MaxWindow−1) goes in further frames.
+//
+// It never waits for buffer space: the reader calls it (for messages it
+// drops), and so does Receive, neither of which may wait on a server that
+// stops reading. The frames are queued beyond the Writer's bound, which
+// flow control bounds in turn: bytes are returned only after the server
+// sent them, and the server can send no more than the windows allow until
+// it reads these returns, so at most one frame (26 bytes) per
+// MinMessageCost (64) bytes of open window waits beyond the bound. A
+// failed write fails the connection, and with it the windows.
 func (c *conn) sendWindowUpdateGrowth(id, r, growth uint64) {
 	var b [3 * (protocol.HeaderSize + 10)]byte
 	if frames := protocol.AppendWindowReturn(b[:0], id, r, growth); len(frames) > 0 {
-		_ = c.w.Write(frames)
+		_ = c.w.WriteNoWait(frames)
 	}
 }
 

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/sluicerpc/sluice/protocol"
@@ -160,12 +161,15 @@ func (c *Client) streamAttemptOnce(s *Stream, ep *endpoint, msg []byte, withMsg 
 	s.mu.Lock()
 	s.cn, s.opened, s.sendClosed = cn, true, s.kind == StreamServer
 	s.mu.Unlock()
-	if err := cn.sendStream(s, frame); err != nil {
+	if err := cn.sendStream(ctx, s, frame); err != nil {
 		s.mu.Lock()
 		s.cn, s.opened, s.sendClosed = nil, false, false
 		s.mu.Unlock()
 		_ = s.sendWin.Update(n, 0)
 		_ = cn.sendWin.Update(n, 0) // (a no-op error on a closed connection)
+		if e := ctx.Err(); e != nil && errors.Is(err, e) {
+			return ctxOutcome(e), e
+		}
 		return outcomeSendFailure, err
 	}
 	if grow := uint64(c.cfg.StreamWindow) - protocol.InitialStreamWindow; grow > 0 {

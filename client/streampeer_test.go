@@ -212,3 +212,22 @@ func waitBlockedIn(t testing.TB, fn string) {
 	}
 	t.Fatalf("no goroutine blocked in %s", fn)
 }
+
+// waitParkedIn waits until some goroutine with fn on its stack is parked
+// on a sync.Cond (a protocol.Writer waiting for buffer space), by polling
+// the stacks: no guessed sleep.
+func waitParkedIn(t testing.TB, fn string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, fn) && strings.Contains(g, "[sync.Cond.Wait") {
+				return
+			}
+		}
+		runtime.Gosched()
+	}
+	t.Fatalf("no goroutine with %s parked on a sync.Cond", fn)
+}

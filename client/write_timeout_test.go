@@ -63,8 +63,9 @@ func startDeafServer(t *testing.T) string {
 // A server that stops reading cannot hold the client's calls forever: once
 // the connection's writes make no progress for the write timeout, the
 // connection is closed and every call on it fails with Unavailable, even
-// calls blocked waiting for buffer space (which their deadlines do not
-// reach). Before, they waited forever.
+// calls without a deadline blocked waiting for buffer space (calls with
+// one return at it: TestEveryWaitToSendEndsWithTheCallersContext). Before,
+// they waited forever.
 func TestAServerThatStopsReadingFailsTheCallsAfterTheWriteTimeout(t *testing.T) {
 	addr := startDeafServer(t)
 	c, err := client.Dial(context.Background(), []string{addr}, client.Options{WriteTimeout: 200 * time.Millisecond, MaxAttempts: 1})
