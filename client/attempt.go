@@ -253,7 +253,7 @@ func (c *Client) attemptOnce(ctx context.Context, ep *endpoint, method string, b
 		<-cl.done // the answer is being delivered: take it
 	}
 	if cl.rcodec != nil {
-		return cl.decode(ctx) // a compressed response (decode_response.go)
+		return cl.decode(ctx, &c.decodes) // a compressed response (decode_response.go)
 	}
 	return cl.out, cl.err
 }

@@ -23,6 +23,8 @@ type Client struct {
 
 	calls callPool // idle calls
 
+	decodes decodeBudget // Options.MaxDecodedBytes, shared by every decode
+
 	metrics *clientMetrics // nil without Options.MeterProvider
 
 	ctx    context.Context // cancelled by Close: aborts dials and waits
@@ -55,7 +57,7 @@ func Dial(ctx context.Context, endpoints []string, opts Options) (*Client, error
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, conns: make(map[*conn]struct{})}
+	c := &Client{cfg: cfg, conns: make(map[*conn]struct{}), decodes: decodeBudget{size: max(cfg.MaxDecodedBytes, 0)}}
 	c.policy.logf = cfg.Logger.Warn
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	for i, addr := range endpoints {

@@ -61,11 +61,17 @@ func (c *conn) unknownCodec(id uint8) error {
 // codec holds at most about the declared length of output: a bomb that
 // declares little is refused as soon as it passes it. It returns the
 // attempt's outcome: success, the context's error when ctx ended first, or
-// a remote error for a body that is not what it declared.
-func (cl *call) decode(ctx context.Context) (outcome, error) {
+// a remote error for a body that is not what it declared. The decode
+// holds its declared length of budget (the client's decodeBudget) while it
+// runs; waiting for it ends with ctx too.
+func (cl *call) decode(ctx context.Context, budget *decodeBudget) (outcome, error) {
 	codec, declared := cl.rcodec, cl.declared
 	cl.rcodec = nil
+	if err := budget.acquire(ctx, int64(declared)); err != nil {
+		return ctxOutcome(ctx.Err()), err
+	}
 	out, err := codecs.Decompress(ctx, codec, cl.body[:0], cl.raw, declared)
+	budget.release(int64(declared))
 	switch {
 	case err == nil && len(out) == declared:
 		cl.body = out

@@ -116,6 +116,16 @@ type Options struct {
 	// field; the codecs must be safe for concurrent use (spi.Codec).
 	Compression codecs.Config
 
+	// MaxDecodedBytes bounds the bytes all of the client's decodes of
+	// compressed responses and stream messages hold at once: each takes
+	// its declared length from it while its codec runs, and one that does
+	// not fit waits, in arrival order, until others finish or its context
+	// ends (then it fails with DeadlineExceeded or Canceled, naming the
+	// budget). Default DefaultMaxDecodedBytes (128 MiB); negative: no
+	// bound. It must be at least Compression's MaxDecodedSize (64 MiB by
+	// default), so that every response the client accepts can decode.
+	MaxDecodedBytes int64
+
 	// MeterProvider, when not nil, receives the client's metrics
 	// (docs/observability.md): rpc.client.call.duration and the request
 	// and response sizes per unary call (only the duration per stream),
@@ -214,6 +224,12 @@ func (o Options) resolve() (*config, error) {
 	comp, err := o.Compression.Resolve()
 	if err != nil {
 		return nil, fmt.Errorf("sluice client: Options.Compression: %w", err)
+	}
+	switch {
+	case o.MaxDecodedBytes == 0:
+		o.MaxDecodedBytes = max(DefaultMaxDecodedBytes, int64(comp.MaxDecodedSize()))
+	case o.MaxDecodedBytes > 0 && o.MaxDecodedBytes < int64(comp.MaxDecodedSize()):
+		return nil, fmt.Errorf("sluice client: MaxDecodedBytes (%d) is below Compression's MaxDecodedSize (%d): a response the client accepts could never decode", o.MaxDecodedBytes, comp.MaxDecodedSize())
 	}
 	c := &config{Options: o, idempotent: make(map[string]struct{}, len(o.IdempotentMethods)), comp: comp, offer: comp.Names()}
 	for _, m := range o.IdempotentMethods {

@@ -138,9 +138,18 @@ func (s *Stream) release() {
 // under the caps of the client's compression settings, its declared
 // length its exact limit (as a unary response: decode_response.go). A
 // message that does not decode ends the stream (the server is told with a
-// Cancel).
+// Cancel). The decode holds its declared length of the client's decode
+// budget while it runs; waiting for it ends with the stream's context,
+// which then ends the stream as a cancellation during the decode does.
 func (s *Stream) decode(m *streamMsg) ([]byte, error) {
+	if e := s.c.decodes.acquire(s.ctx, int64(m.declared)); e != nil {
+		s.cancel(s.ctx.Err())
+		s.recvErr = e
+		s.release()
+		return nil, e
+	}
 	out, err := codecs.Decompress(s.ctx, m.codec, s.dbuf[:0], m.data, m.declared)
+	s.c.decodes.release(int64(m.declared))
 	if err == nil && len(out) == m.declared {
 		s.dbuf = out
 		return out, nil
