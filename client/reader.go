@@ -181,8 +181,11 @@ func (c *conn) shutdown(readErr error) {
 	}
 	c.failStreams(0, outcomeConnClosed, cause)
 	c.sendWin.Close()
-	_ = c.w.Close()
+	// The socket first: with the reader gone nothing pending is of use,
+	// and a peer that stopped reading must not hold this goroutine in
+	// the Writer's flush until the write timeout.
 	_ = c.nc.Close()
+	_ = c.w.Close()
 	c.client.untrack(c)
 	if readErr != nil && !errors.Is(readErr, net.ErrClosed) {
 		c.logLost(readErr)

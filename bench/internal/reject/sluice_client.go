@@ -125,7 +125,13 @@ func floodRequest(ack *protocol.HandshakeAck, z []byte, orig int) (protocol.Requ
 	return r, errors.New("the server has no flood/Say")
 }
 
+// fail records the flood's first error and stops it. Once Stop began,
+// errors are its closing of the connection (a write in progress fails
+// with "use of closed network connection"): they are not the flood's.
 func (f *rawFlood) fail(err error) {
+	if f.stop.Load() {
+		return
+	}
 	f.mu.Lock()
 	if f.err == nil {
 		f.err = err
