@@ -2,6 +2,8 @@ package control_test
 
 import (
 	"context"
+	"os"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,4 +57,29 @@ func TestMetricsCountReloadsBySourceAndOutcome(t *testing.T) {
 	c.Close()
 	c.Close()
 	assert.Empty(t, reloads(t, reader), "Close unregisters the observation")
+}
+
+// TestTheMetricsTableListsTheControllersInstruments (issue 25 section 4):
+// docs/observability.md lists the instruments the Controller creates, and
+// no other sluice.config name.
+func TestTheMetricsTableListsTheControllersInstruments(t *testing.T) {
+	var created []string
+	mp := sdkmetric.NewMeterProvider(
+		sdkmetric.WithReader(sdkmetric.NewManualReader()),
+		sdkmetric.WithView(func(i sdkmetric.Instrument) (sdkmetric.Stream, bool) {
+			created = append(created, i.Name) // at New, on this goroutine
+			return sdkmetric.Stream{}, false
+		}))
+	defer func() { _ = mp.Shutdown(context.Background()) }()
+	control.New(newServer(t), control.Options{MeterProvider: mp}).Close()
+
+	b, err := os.ReadFile("../docs/observability.md")
+	require.NoError(t, err)
+	documented := regexp.MustCompile("(?m)^\\| `(sluice\\.config\\.[a-z_.]+)`").FindAllStringSubmatch(string(b), -1)
+	var names []string
+	for _, m := range documented {
+		names = append(names, m[1])
+	}
+	require.NotEmpty(t, created)
+	require.ElementsMatch(t, created, names)
 }

@@ -19,7 +19,8 @@ type Limits struct {
 	// running decodes and the decoded bodies of calls not yet finished.
 	DecodedBytes int64
 	// StreamBytes bounds the bytes of streams received before their call
-	// was admitted (the streaming issue uses it).
+	// was admitted (by their length on the wire; over it the server
+	// refuses the stream with reason "stream_bytes").
 	StreamBytes int64
 }
 
