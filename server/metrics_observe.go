@@ -28,7 +28,7 @@ type serverObservers struct {
 	decodes, decodeFailures                      metric.Int64ObservableCounter
 	codecBytes, compressedMessages               metric.Int64ObservableCounter
 	frameMemory                                  metric.Int64ObservableGauge
-	panics, readLoopPanics                       metric.Int64ObservableCounter
+	panics, readLoopPanics, streamStalls         metric.Int64ObservableCounter
 }
 
 // registerServerObservers creates sluice's observable instruments on
@@ -78,6 +78,7 @@ func registerServerObservers(meter metric.Meter, s *Server) (metric.Registration
 	gauge(&o.frameMemory, "sluice.server.frame_memory", "By", "Bytes held for large request frames (bounded by MaxFrameMemory).")
 	counter(&o.panics, "sluice.server.handler.panics", "{panic}", "Handler panics recovered.")
 	counter(&o.readLoopPanics, "sluice.server.read_loop.panics", "{panic}", "Connections ended by a panic while one of their frames was handled (a bug; the process goes on).")
+	counter(&o.streamStalls, "sluice.server.streams.stalled", "{stream}", "Streams ended because a Send waited StreamStallTimeout for the client's window.")
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func (o *serverObservers) instruments() []metric.Observable {
 		o.active, o.limit, o.waiters, o.generation, o.enabled, o.programs,
 		o.connAdmitted, o.connRefused, o.connFailed, o.connLive, o.connHandshaking,
 		o.callsHeld, o.callsCapacity, o.decodesUsed, o.decodesLimit, o.budgetUsed, o.budgetLimit,
-		o.decodes, o.decodeFailures, o.codecBytes, o.compressedMessages, o.frameMemory, o.panics, o.readLoopPanics,
+		o.decodes, o.decodeFailures, o.codecBytes, o.compressedMessages, o.frameMemory, o.panics, o.readLoopPanics, o.streamStalls,
 	}
 }
 
@@ -171,6 +172,7 @@ func (o *serverObservers) observe(ob metric.Observer, st Stats) {
 	ob.ObserveInt64(o.frameMemory, st.FrameMemory)
 	ob.ObserveInt64(o.panics, u64(st.HandlerPanics))
 	ob.ObserveInt64(o.readLoopPanics, u64(st.ReadLoopPanics))
+	ob.ObserveInt64(o.streamStalls, u64(st.StreamStalls))
 }
 
 // observeAdmissionRefusals reports the kernel's refusals by scope and

@@ -117,6 +117,16 @@ type Options struct {
 	// goroutines and buffers forever (default 20s; negative disables).
 	WriteTimeout time.Duration
 
+	// StreamStallTimeout ends a stream whose Send has waited this long
+	// for the client to open its window (the stream's or the
+	// connection's): a client that opens streams and never returns
+	// credit, while it answers pings, cannot hold their call slots,
+	// goroutines and buffers forever. The Send fails, the handler's
+	// context is cancelled, and the client gets ResourceExhausted naming
+	// the timeout; Stats().StreamStalls counts them (default 30s;
+	// negative disables).
+	StreamStallTimeout time.Duration
+
 	// MaxFrameMemory bounds the bytes the server holds, over all
 	// connections, for request frames larger than the 4 KiB read-ahead:
 	// from their first byte while they arrive, and for requests until
@@ -204,6 +214,7 @@ const (
 	defaultKeepaliveInterval = 30 * time.Second
 	defaultIdleTimeout       = 5 * time.Minute
 	defaultWriteTimeout      = 20 * time.Second
+	defaultStreamStall       = 30 * time.Second
 )
 
 // resolved are Options with every default applied and validated.
@@ -254,6 +265,9 @@ func (o Options) resolve() (resolved, error) {
 	}
 	if r.WriteTimeout == 0 {
 		r.WriteTimeout = defaultWriteTimeout
+	}
+	if r.StreamStallTimeout == 0 {
+		r.StreamStallTimeout = defaultStreamStall
 	}
 	if r.StreamWindow, err = resolveStreamWindow(o.StreamWindow); err != nil {
 		return r, err

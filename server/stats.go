@@ -56,6 +56,9 @@ type Stats struct {
 	// write timeout; FrameMemoryRefusals the connections closed because
 	// MaxFrameMemory could not hold their next large frame.
 	Backpressure, WriteTimeouts, FrameMemoryRefusals uint64
+	// StreamStalls counts the streams ended because a Send waited
+	// Options.StreamStallTimeout for the client's window.
+	StreamStalls uint64
 	// FrameMemory is the bytes held now for large request frames (at
 	// most Options.MaxFrameMemory).
 	FrameMemory int64
@@ -112,6 +115,7 @@ func (s *Server) Stats() Stats {
 		Backpressure:             s.stats.backpressured.Load(),
 		WriteTimeouts:            s.stats.writeTimeouts.Load(),
 		FrameMemoryRefusals:      s.stats.frameBudgetRefusals.Load(),
+		StreamStalls:             s.stats.streamStalls.Load(),
 		FrameMemory:              s.frameBudget.InUse(),
 		Decompressions:           s.stats.decompressions.Load(),
 		DecodedBytes:             s.stats.decodedBytes.Load(),
@@ -136,7 +140,7 @@ type counters struct {
 	calls, oneWayDropped, oneWayErrors          atomic.Uint64
 	cancels, panics, readLoopPanics             atomic.Uint64
 	backpressured, writeTimeouts                atomic.Uint64
-	frameBudgetRefusals                         atomic.Uint64
+	frameBudgetRefusals, streamStalls           atomic.Uint64
 	decompressions, decodedBytes                atomic.Uint64
 	decodeFailures, compressedResponses         atomic.Uint64
 	compressedStreamMessages                    atomic.Uint64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sluicerpc/sluice/kernel/governor"
 	"github.com/sluicerpc/sluice/protocol"
@@ -62,11 +63,12 @@ type Stream struct {
 	// returned (only the handler's goroutine touches it).
 	last *[]byte
 
-	sendMu    sync.Mutex // serializes the frames this server writes for the stream
-	sentFirst bool       // a Message went out: the response headers are sent
-	sendEnded bool       // End or Error went out
-	wbuf      []byte     // the frame being written, reused
-	zbuf      []byte     // a compressed message body, reused (stream_compress.go)
+	sendMu    sync.Mutex  // serializes the frames this server writes for the stream
+	stalled   atomic.Bool // a Send waited the stall timeout (stream_stall.go)
+	sentFirst bool        // a Message went out: the response headers are sent
+	sendEnded bool        // End or Error went out
+	wbuf      []byte      // the frame being written, reused
+	zbuf      []byte      // a compressed message body, reused (stream_compress.go)
 }
 
 // streamMsg is one received message: its owned bytes (as received: a
@@ -189,19 +191,21 @@ func (s *Stream) send(msg []byte) error {
 	if uint64(len(m.Body))+uint64(m.Metadata.EncodedLen()) > uint64(c.peerMax) {
 		return errMessageTooLarge
 	}
+	// Credit first, then the frame: a Send waiting for the client's
+	// window holds no encoded copy of its message (stream_stall.go).
+	cost := protocol.MessageCost(len(m.Body), uint64(len(msg)))
+	if err := s.reserve(cost); err != nil {
+		return err
+	}
 	frame, err := protocol.AppendMessage(s.wbuf[:0], s.id, &m)
 	if err != nil {
+		s.giveBack(cost)
 		return status.Errorf(protocol.CodeInternal, "server: encoding a message: %v", err)
 	}
 	s.wbuf = frame
 	if uint64(len(frame)-protocol.HeaderSize) > uint64(c.peerMax) {
+		s.giveBack(cost)
 		return errMessageTooLarge
-	}
-	if err := flow.ReservePair(s.ctx, &s.sendW, &c.sendConn, protocol.MessageCost(len(m.Body), uint64(len(msg)))); err != nil {
-		if e := s.ctx.Err(); e != nil {
-			return e
-		}
-		return errStreamEnded
 	}
 	if compressed {
 		c.s.stats.compressedStreamMessages.Add(1)
@@ -210,7 +214,9 @@ func (s *Stream) send(msg []byte) error {
 		s.sentFirst = true
 		s.cl.md.resp.Reset() // from now on, the trailers
 	}
-	return c.w.Write(frame)
+	err = c.w.Write(frame)
+	s.trimSendBuffers()
+	return err
 }
 
 // end writes the stream's last frame for the handler's result: End with
@@ -237,6 +243,12 @@ func (s *Stream) end(err error) {
 	cl, c := s.cl, s.c
 	if err == nil && s.ctx.Err() != nil {
 		err = s.ctx.Err()
+	}
+	if s.stalled.Load() {
+		f := s.stallFrame() // whatever the handler made of it
+		cl.withResponseMetadata(&f)
+		c.writeError(s.id, &f)
+		return
 	}
 	if err != nil {
 		f := cl.handlerErrorFrame(err)

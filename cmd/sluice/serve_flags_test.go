@@ -46,6 +46,7 @@ func TestServeFlagErrorsNameTheFlag(t *testing.T) {
 		{[]string{"-max-conns", "5", "-max-handshakes-per-address", "6"}, "-max-handshakes-per-address (6) must not exceed -max-handshakes (5)"},
 		{[]string{"-max-handshakes", "4", "-max-handshakes-per-address", "5"}, "-max-handshakes-per-address (5) must not exceed -max-handshakes (4)"},
 		{[]string{"-write-timeout", "-1s"}, "-write-timeout must not be negative (0 turns it off), got -1s"},
+		{[]string{"-stream-stall-timeout", "-1s"}, "-stream-stall-timeout must not be negative (0 turns it off), got -1s"},
 		{[]string{"-max-frame-memory", "4096"}, "-max-frame-memory (4096) must be at least -max-frame-size (4194304)"},
 		{[]string{"-max-frame-size", "8388608", "-max-frame-memory", "5000000"}, "-max-frame-memory (5000000) must be at least -max-frame-size (8388608)"},
 		{[]string{"-concurrency", "-2"}, "-concurrency must not be negative (0: no limit), got -2"},
@@ -189,6 +190,7 @@ func TestServeOptionsMapping(t *testing.T) {
 	so := o.serverOptions()
 	assert.Zero(t, so.Connections.MaxHandshakesPerAddress, "without -max-handshakes-per-address the server's default")
 	assert.Negative(t, so.WriteTimeout, "-write-timeout 0: off")
+	assert.Negative(t, so.StreamStallTimeout, "-stream-stall-timeout 0: off")
 	assert.EqualValues(t, 1<<20, so.MaxFrameMemory)
 	assert.Equal(t, 10, so.Connections.MaxConnections)
 	assert.Zero(t, so.Connections.MaxHandshakes, "without -max-handshakes the server's default, at most MaxConnections")

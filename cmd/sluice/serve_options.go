@@ -32,6 +32,7 @@ type serveOptions struct {
 	MaxFrameSize                 int64
 	MaxFrameMemory               int64
 	WriteTimeout                 time.Duration // 0: off
+	StreamStallTimeout           time.Duration // 0: off
 	Compression                  compressionFlags
 	MaxDecodes                   int64
 	MaxRetainedBytes             int64
@@ -53,6 +54,7 @@ const (
 	defaultKeepalive        = 30 * time.Second
 	defaultIdleTimeout      = 5 * time.Minute
 	defaultWriteTimeout     = 20 * time.Second
+	defaultStreamStall      = 30 * time.Second
 	defaultPerAddress       = 8
 	defaultStopTimeout      = 10 * time.Second
 	defaultQueueDelay       = 100 * time.Millisecond
@@ -76,6 +78,7 @@ func serveFlags(fs *flag.FlagSet, o *serveOptions) {
 	fs.Int64Var(&o.MaxFrameSize, "max-frame-size", int64(protocol.DefaultLimits().MaxFrameSize), fmt.Sprintf("largest frame payload accepted, in bytes (%d to %d)", protocol.MinFrameSize, uint64(math.MaxUint32)))
 	fs.Int64Var(&o.MaxFrameMemory, "max-frame-memory", server.DefaultMaxFrameMemory, "bytes held over all connections for request frames larger than 4 KiB, while they arrive and until their call ends; at least -max-frame-size (default 256 MiB, or -max-frame-size if that is larger)")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", defaultWriteTimeout, "close a connection whose writes make no progress for this long (a client that stopped reading); 0 turns it off")
+	fs.DurationVar(&o.StreamStallTimeout, "stream-stall-timeout", defaultStreamStall, "end a stream whose Send waited this long for the client's window (a client that never returns credit); 0 turns it off")
 	fs.IntVar(&o.CallsPerConn, "calls-per-conn", server.DefaultCallsPerConnection, fmt.Sprintf("active plus reserved calls per connection, one-way calls included, 1 to %d", governor.MaxCallCapacity))
 	fs.IntVar(&o.CallsPerServer, "calls-per-server", server.DefaultCallsPerServer, fmt.Sprintf("active plus reserved calls per server, one-way calls included, 1 to %d", governor.MaxCallCapacity))
 	fs.Int64Var(&o.Concurrency, "concurrency", 0, fmt.Sprintf("admission: global concurrency limit, 0 to %d (0: none)", concurrency.MaxLimit))
@@ -144,6 +147,9 @@ func (o serveOptions) validate() error {
 	}
 	if o.WriteTimeout < 0 {
 		bad("-write-timeout must not be negative (0 turns it off), got %v", o.WriteTimeout)
+	}
+	if o.StreamStallTimeout < 0 {
+		bad("-stream-stall-timeout must not be negative (0 turns it off), got %v", o.StreamStallTimeout)
 	}
 	if o.IdleTimeout < 0 {
 		bad("-idle-timeout must not be negative (0 never closes idle connections), got %v", o.IdleTimeout)
@@ -259,16 +265,17 @@ func (o serveOptions) serverOptions() server.Options {
 		lim.MaxDecodedSize = uint32(o.Compression.MaxDecodedSize) // the server takes the smaller of the two
 	}
 	so := server.Options{
-		Connections:       server.ConnectionLimits{MaxConnections: o.MaxConns},
-		Calls:             server.CallCapacity{PerConnection: o.CallsPerConn, PerServer: o.CallsPerServer},
-		Limits:            &lim,
-		HandshakeTimeout:  o.HandshakeTimeout,
-		KeepaliveInterval: offIfZero(o.Keepalive),
-		IdleTimeout:       offIfZero(o.IdleTimeout),
-		WriteTimeout:      offIfZero(o.WriteTimeout),
-		MaxFrameMemory:    o.frameMemory(),
-		Compression:       o.Compression.config(),
-		Governor:          governor.Limits{Decodes: o.MaxDecodes, RetainedBytes: o.MaxRetainedBytes, DecodedBytes: o.MaxDecodedBytes},
+		Connections:        server.ConnectionLimits{MaxConnections: o.MaxConns},
+		Calls:              server.CallCapacity{PerConnection: o.CallsPerConn, PerServer: o.CallsPerServer},
+		Limits:             &lim,
+		HandshakeTimeout:   o.HandshakeTimeout,
+		KeepaliveInterval:  offIfZero(o.Keepalive),
+		IdleTimeout:        offIfZero(o.IdleTimeout),
+		WriteTimeout:       offIfZero(o.WriteTimeout),
+		StreamStallTimeout: offIfZero(o.StreamStallTimeout),
+		MaxFrameMemory:     o.frameMemory(),
+		Compression:        o.Compression.config(),
+		Governor:           governor.Limits{Decodes: o.MaxDecodes, RetainedBytes: o.MaxRetainedBytes, DecodedBytes: o.MaxDecodedBytes},
 	}
 	if o.set["max-handshakes"] {
 		so.Connections.MaxHandshakes = o.MaxHandshakes
