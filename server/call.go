@@ -172,7 +172,7 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 		s.stats.granted.Add(1)
 	}
 	if !queued {
-		if ok, level := cl.gov.Call.Reserve(c.caps, s.calls); !ok {
+		if ok, level := c.reserveCall(cl); !ok {
 			cl.release()
 			c.refuse(h.ID, req.OneWay, capacityRefusal(level), dropCapacity)
 			return nil
@@ -249,7 +249,7 @@ func (cl *call) run(queued bool) {
 		if m := s.metrics; m != nil {
 			m.dequeued(cl.start, queueGranted)
 		}
-		if ok, level := cl.gov.Call.Reserve(c.caps, s.calls); !ok {
+		if ok, level := c.reserveCall(cl); !ok {
 			cl.refuse(cl.oneWay, capacityRefusal(level), dropCapacity)
 			return
 		}
@@ -495,4 +495,16 @@ type metadataView struct{ m *protocol.Metadata }
 func (v metadataView) Get(key string) (string, bool) {
 	b, ok := v.m.Get(key)
 	return string(b), ok
+}
+
+// reserveCall takes cl's call-capacity reservation on the connection and
+// the server, unless the server is nearly full and this connection holds
+// its fair share already (governor.ConnCapacities.OverShare): a few
+// connections cannot keep every other one out by holding all of the
+// server's calls.
+func (c *conn) reserveCall(cl *call) (bool, governor.CapacityLevel) {
+	if c.s.connCaps.OverShare(c.caps, c.s.calls) {
+		return false, governor.LevelShare
+	}
+	return cl.gov.Call.Reserve(c.caps, c.s.calls)
 }

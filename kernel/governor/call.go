@@ -20,9 +20,12 @@ const (
 	LevelConnection
 	// LevelServer: the server's capacity was full.
 	LevelServer
+	// LevelShare: the server was nearly full and the connection held its
+	// fair share of it ([ConnCapacities.OverShare]).
+	LevelShare
 )
 
-// String returns "none", "connection" or "server".
+// String returns "none", "connection", "server" or "connection's fair share".
 func (l CapacityLevel) String() string {
 	switch l {
 	case LevelNone:
@@ -31,6 +34,8 @@ func (l CapacityLevel) String() string {
 		return "connection"
 	case LevelServer:
 		return "server"
+	case LevelShare:
+		return "connection's fair share"
 	}
 	return fmt.Sprintf("CapacityLevel(%d)", uint8(l))
 }

@@ -21,6 +21,7 @@ import (
 type ConnCapacities struct {
 	mu    sync.Mutex
 	bound atomic.Int64 // written under mu; read without it by Capacity
+	live  atomic.Int64 // len(conns), written under mu; read without it by OverShare
 	conns map[*CallCapacity]struct{}
 }
 
@@ -41,6 +42,7 @@ func (cc *ConnCapacities) Open() *CallCapacity {
 	defer cc.mu.Unlock()
 	c := NewCallCapacity(int(cc.bound.Load()))
 	cc.conns[c] = struct{}{}
+	cc.live.Store(int64(len(cc.conns)))
 	return c
 }
 
@@ -54,6 +56,7 @@ func (cc *ConnCapacities) Close(c *CallCapacity) {
 		panic("governor: ConnCapacities.Close of a CallCapacity not opened by it, or closed twice")
 	}
 	delete(cc.conns, c)
+	cc.live.Store(int64(len(cc.conns)))
 }
 
 // SetCapacity changes the per-connection bound and applies it to every
@@ -66,6 +69,32 @@ func (cc *ConnCapacities) SetCapacity(n int) {
 	for c := range cc.conns {
 		c.SetCapacity(n)
 	}
+}
+
+// OverShare reports whether conn, a connection's capacity from Open, must
+// be refused a new call to keep a few connections from holding all of
+// server's capacity: the server is contended (it has free capacity, but
+// less than the per-connection bound, so that one more connection at the
+// bound could not be served) and conn already holds its fair share (the
+// server's capacity over the live connections, at least 1). A full server
+// is not a share matter: Reserve refuses at LevelServer. A server
+// checks it before [Call.Reserve]: under contention, the slots that
+// connections over their share give back go to connections under it,
+// and connections converge to their shares; without contention every
+// connection may use up to its own bound.
+//
+// It is a soft rule: it reads three atomic words, not one, so racing
+// reservations may each pass it; the hard bounds stay those of the two
+// CallCapacity levels. It allocates nothing and never blocks.
+func (cc *ConnCapacities) OverShare(conn, server *CallCapacity) bool {
+	sv := server.Snapshot()
+	free := sv.Capacity - sv.Active - sv.Reserved
+	if free <= 0 || free >= int(cc.bound.Load()) {
+		return false // full (the server level refuses), or room for a whole connection more
+	}
+	share := sv.Capacity / int(max(cc.live.Load(), 1))
+	held := conn.Snapshot()
+	return held.Active+held.Reserved >= max(share, 1)
 }
 
 // Capacity returns the current per-connection bound.

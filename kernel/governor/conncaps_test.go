@@ -132,3 +132,62 @@ func TestConnCapacitiesConvergeUnderRace(t *testing.T) {
 	assert.Equal(t, openers*perOpener/2, n)
 	assert.Equal(t, n, cc.Len())
 }
+
+// TestOverShareGivesFreedSlotsToConnectionsUnderTheirShare (issue 25
+// section 2): two connections hold all of a server's 8 calls (4 each, their
+// bound). A third connection is refused while the server is full; once a
+// slot frees, the server is contended (1 free, below the bound of 4), the
+// connections holding their share (8 / 3 = 2) or more are refused it, and
+// the newcomer gets it.
+func TestOverShareGivesFreedSlotsToConnectionsUnderTheirShare(t *testing.T) {
+	cc := governor.NewConnCapacities(4)
+	server := governor.NewCallCapacity(8)
+	a, b := cc.Open(), cc.Open()
+	var calls [8]governor.Call
+	for i := range calls {
+		conn := a
+		if i >= 4 {
+			conn = b
+		}
+		require.False(t, cc.OverShare(conn, server), "call %d: the server has room", i)
+		ok, _ := calls[i].Reserve(conn, server)
+		require.True(t, ok)
+	}
+	c := cc.Open()
+	require.False(t, cc.OverShare(c, server), "a full server is not a share matter")
+	var cCall governor.Call
+	ok, level := cCall.Reserve(c, server)
+	require.False(t, ok)
+	require.Equal(t, governor.LevelServer, level)
+
+	require.True(t, calls[0].Release())
+	require.True(t, cc.OverShare(a, server), "a holds 3, over its share of 2, while 1 of 8 is free")
+	require.True(t, cc.OverShare(b, server), "b holds 4")
+	require.False(t, cc.OverShare(c, server), "c holds nothing")
+	ok, _ = cCall.Reserve(c, server)
+	require.True(t, ok)
+
+	// A lone connection is never held to a share: its share is the server.
+	solo, srv := governor.NewConnCapacities(8), governor.NewCallCapacity(8)
+	one := solo.Open()
+	var mine [8]governor.Call
+	for i := range mine {
+		require.False(t, solo.OverShare(one, srv), "call %d", i)
+		ok, _ := mine[i].Reserve(one, srv)
+		require.True(t, ok)
+	}
+	for i := range mine {
+		mine[i].Release()
+	}
+	solo.Close(one)
+	for i := 1; i < 4; i++ {
+		calls[i].Release()
+	}
+	for i := 4; i < 8; i++ {
+		calls[i].Release()
+	}
+	cCall.Release()
+	cc.Close(a)
+	cc.Close(b)
+	cc.Close(c)
+}
