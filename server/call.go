@@ -133,6 +133,7 @@ func (c *conn) onRequest(h protocol.Header, payload []byte) error {
 
 	cl := callPool.Get().(*call)
 	cl.c, cl.id, cl.m, cl.oneWay = c, h.ID, m, req.OneWay
+	cl.gov.SetShare(c.share)
 	cl.compressed, cl.codec = req.Compressed, codec
 	cl.start = c.reqStart
 	var ctx context.Context

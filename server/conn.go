@@ -50,6 +50,7 @@ type conn struct {
 	respCodec   spi.Codec
 	respCodecID uint8
 	caps        *governor.CallCapacity
+	share       *governor.Share // the connection's account of the governor's byte budgets (fair shares)
 
 	// Reader-goroutine state.
 	ids  protocol.IDSequence
@@ -144,6 +145,8 @@ func (c *conn) serve() {
 	}
 	c.caps = c.s.connCaps.Open()
 	defer c.s.connCaps.Close(c.caps)
+	c.share = c.s.governor.OpenShare()
+	defer c.share.Close()
 	c.calls = make(map[uint64]*call)
 	c.streams = make(map[uint64]*Stream)
 	c.recvConn.Init(protocol.InitialConnWindow, protocol.MaxWindow)

@@ -93,6 +93,8 @@ var errMessageTooLarge = status.Errorf(protocol.CodeResourceExhausted, "server: 
 
 func newStream(c *conn, cl *call, kind streamKind) *Stream {
 	s := &Stream{c: c, cl: cl, id: cl.id, kind: kind, ctx: cl.ctx, ready: make(chan struct{}, 1), done: make(chan struct{})}
+	s.pre.SetShare(c.share)
+	s.dec.SetShare(c.share)
 	s.recv.Init(protocol.InitialStreamWindow, protocol.MaxWindow)
 	s.sendW.Init(protocol.InitialStreamWindow, protocol.MaxWindow)
 	return s

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 )
 
 // Limits are the governor's server-wide bounds beyond call capacity. Each
@@ -71,6 +72,8 @@ func (l Limits) Validate() error {
 // limits change live with SetLimits, which revokes nothing.
 type Governor struct {
 	Decodes, Retained, Decoded, Stream *Budget
+
+	shares atomic.Int64 // Shares open (share.go)
 }
 
 // New returns a Governor with limits l (defaults for zero fields).

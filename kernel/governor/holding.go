@@ -47,9 +47,15 @@ type Holding struct {
 	// Call is the request's call reservation.
 	Call Call
 
-	g    *Governor
-	held [partCount]int64
+	g     *Governor
+	held  [partCount]int64
+	share *Share // the connection's account, nil for none (SetShare)
 }
+
+// SetShare makes the Holding's byte takes subject to, and counted in, the
+// connection's Share (see Share); nil for none. Set it before the first
+// Take; Reset clears it.
+func (h *Holding) SetShare(s *Share) { h.share = s }
 
 func (g *Governor) budget(p Part) *Budget {
 	switch p {
@@ -72,11 +78,15 @@ func (h *Holding) Take(g *Governor, p Part, n int64) bool {
 	if h.g != nil && h.g != g {
 		panic("governor: Holding.Take from a second Governor")
 	}
-	if !g.budget(p).TryAcquire(n) {
+	b := g.budget(p)
+	if h.share != nil && h.share.over(b, p, n) {
+		return false
+	}
+	if !b.TryAcquire(n) {
 		return false
 	}
 	h.g = g
-	h.held[p] += n
+	h.add(p, n)
 	return true
 }
 
@@ -91,7 +101,7 @@ func (h *Holding) Wait(ctx context.Context, g *Governor, p Part, n int64) error 
 		return err
 	}
 	h.g = g
-	h.held[p] += n
+	h.add(p, n)
 	return nil
 }
 
@@ -105,7 +115,16 @@ func (h *Holding) Give(p Part, n int64) {
 		return
 	}
 	h.g.budget(p).Release(n)
-	h.held[p] -= n
+	h.add(p, -n)
+}
+
+// add counts n units of p (negative: given back) in the Holding and its
+// Share.
+func (h *Holding) add(p Part, n int64) {
+	h.held[p] += n
+	if h.share != nil {
+		h.share.held[p].Add(n)
+	}
 }
 
 // Held is how many units of part the Holding holds.
@@ -119,7 +138,7 @@ func (h *Holding) Release() bool {
 	for p := range partCount {
 		if n := h.held[p]; n > 0 {
 			h.g.budget(p).Release(n)
-			h.held[p] = 0
+			h.add(p, -n)
 			any = true
 		}
 	}
@@ -135,5 +154,5 @@ func (h *Holding) Reset() {
 		}
 	}
 	h.Call.Reset()
-	h.g = nil
+	h.g, h.share = nil, nil
 }
