@@ -51,6 +51,12 @@ bench-reload:
 bench-compare:
 	cd bench && $(GO) run ./compare
 
+## bench-hostile: honest compressed calls/s against a default server,
+## alone and while 8 connections send gzip bombs that pass every check
+## before decoding, and their RATIO (target >= 0.8; exits 1 below it).
+bench-hostile:
+	cd bench && $(GO) run ./hostile
+
 ## bench-plugin: BenchmarkPluginBridge in ROUNDS runs (default 10), and the
 ## median per-run ratio of the bridge to a raw go-plugin round trip.
 bench-plugin:
