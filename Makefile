@@ -5,7 +5,7 @@ MODULES := $(shell $(GO) list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)/||" | sort)
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
-.PHONY: all deps test conformance bench bench-reload bench-plugin bench-compare lint tidy demo modules check-work stress fuzz
+.PHONY: all deps test conformance bench bench-reload bench-plugin bench-compare bench-hostile lint tidy demo modules check-work stress fuzz
 
 all: lint test
 

@@ -24,7 +24,8 @@ func (e errDecodeWait) Unwrap() error { return e.err }
 // governedDecode is the one decode step of a compressed body, request or
 // stream message: it takes the declared length from the decoded-bytes
 // budget into h (held by h's owner until it gives it back or releases),
-// waits for a decode credit in arrival order while ctx lives, decodes src
+// waits for a decode credit in arrival order while ctx lives (a large
+// decode first for its place among the large ones: Governor.Large), decodes src
 // with codec into dst with the declared length as the exact limit (a
 // panic contained by codecs.Decompress), and gives the credit back. The
 // stats count the decode, its failure and its bytes. It returns the
@@ -35,7 +36,18 @@ func (s *Server) governedDecode(ctx context.Context, h *governor.Holding, codec 
 	if declared > 0 && !h.Take(s.governor, governor.PartDecoded, int64(declared)) {
 		return dst, errDecodedBudget
 	}
+	large := declared > governor.LargeDecode
+	if large {
+		// A place among the large decodes first: they never take the
+		// last credit, which stays for small decodes (Governor.Large).
+		if err := h.Wait(ctx, s.governor, governor.PartLargeDecode, 1); err != nil {
+			return dst, errDecodeWait{err}
+		}
+	}
 	if err := h.Wait(ctx, s.governor, governor.PartDecode, 1); err != nil {
+		if large {
+			h.Give(governor.PartLargeDecode, 1)
+		}
 		return dst, errDecodeWait{err}
 	}
 	if hk := s.hooks.Load(); hk != nil && hk.beforeDecode != nil {
@@ -45,6 +57,9 @@ func (s *Server) governedDecode(ctx context.Context, h *governor.Holding, codec 
 	s.stats.compressedIn.Add(uint64(len(src)))
 	out, err = codecs.Decompress(ctx, codec, dst, src, declared)
 	h.Give(governor.PartDecode, 1)
+	if large {
+		h.Give(governor.PartLargeDecode, 1)
+	}
 	if err == nil && len(out) != declared {
 		err = fmt.Errorf("%w: decoded to %d bytes, declared %d", spi.ErrCorrupt, len(out), declared)
 	}

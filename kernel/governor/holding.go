@@ -9,10 +9,11 @@ import (
 type Part uint8
 
 const (
-	PartDecode   Part = iota // a decode credit (one unit of Decodes)
-	PartRetained             // retained compressed bytes
-	PartDecoded              // decoded bytes
-	PartStream               // pre-admission stream bytes
+	PartDecode      Part = iota // a decode credit (one unit of Decodes)
+	PartRetained                // retained compressed bytes
+	PartDecoded                 // decoded bytes
+	PartStream                  // pre-admission stream bytes
+	PartLargeDecode             // a place among the large decodes (Governor.Large)
 	partCount
 )
 
@@ -27,6 +28,8 @@ func (p Part) String() string {
 		return "decoded bytes"
 	case PartStream:
 		return "pre-admission stream bytes"
+	case PartLargeDecode:
+		return "large decodes"
 	}
 	return fmt.Sprintf("Part(%d)", uint8(p))
 }
@@ -67,6 +70,8 @@ func (g *Governor) budget(p Part) *Budget {
 		return g.Decoded
 	case PartStream:
 		return g.Stream
+	case PartLargeDecode:
+		return g.Large
 	}
 	panic(fmt.Sprintf("governor: unknown part %d", p))
 }

@@ -53,7 +53,7 @@ func (s *Share) Held(p Part) int64 { return s.held[p].Load() }
 // over reports whether taking n more units of p's budget b would be
 // refused by the fair-share rule.
 func (s *Share) over(b *Budget, p Part, n int64) bool {
-	if p == PartDecode {
+	if p == PartDecode || p == PartLargeDecode {
 		return false // decode credits are waited for in arrival order
 	}
 	used, limit := b.used.Load(), b.limit.Load()
