@@ -29,6 +29,7 @@ type serverObservers struct {
 	codecBytes, compressedMessages               metric.Int64ObservableCounter
 	frameMemory                                  metric.Int64ObservableGauge
 	panics, readLoopPanics, streamStalls         metric.Int64ObservableCounter
+	acceptErrors                                 metric.Int64ObservableCounter
 }
 
 // registerServerObservers creates sluice's observable instruments on
@@ -79,6 +80,7 @@ func registerServerObservers(meter metric.Meter, s *Server) (metric.Registration
 	counter(&o.panics, "sluice.server.handler.panics", "{panic}", "Handler panics recovered.")
 	counter(&o.readLoopPanics, "sluice.server.read_loop.panics", "{panic}", "Connections ended by a panic while one of their frames was handled (a bug; the process goes on).")
 	counter(&o.streamStalls, "sluice.server.streams.stalled", "{stream}", "Streams ended because a Send waited StreamStallTimeout for the client's window.")
+	counter(&o.acceptErrors, "sluice.server.accept.errors", "{error}", "Accept failures the server backed off from and retried (out of file descriptors, say).")
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -94,7 +96,7 @@ func (o *serverObservers) instruments() []metric.Observable {
 		o.active, o.limit, o.waiters, o.generation, o.enabled, o.programs,
 		o.connAdmitted, o.connRefused, o.connFailed, o.connLive, o.connHandshaking,
 		o.callsHeld, o.callsCapacity, o.decodesUsed, o.decodesLimit, o.budgetUsed, o.budgetLimit,
-		o.decodes, o.decodeFailures, o.codecBytes, o.compressedMessages, o.frameMemory, o.panics, o.readLoopPanics, o.streamStalls,
+		o.decodes, o.decodeFailures, o.codecBytes, o.compressedMessages, o.frameMemory, o.panics, o.readLoopPanics, o.streamStalls, o.acceptErrors,
 	}
 }
 
@@ -173,6 +175,7 @@ func (o *serverObservers) observe(ob metric.Observer, st Stats) {
 	ob.ObserveInt64(o.panics, u64(st.HandlerPanics))
 	ob.ObserveInt64(o.readLoopPanics, u64(st.ReadLoopPanics))
 	ob.ObserveInt64(o.streamStalls, u64(st.StreamStalls))
+	ob.ObserveInt64(o.acceptErrors, u64(st.AcceptErrors))
 }
 
 // observeAdmissionRefusals reports the kernel's refusals by scope and

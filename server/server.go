@@ -71,6 +71,7 @@ type Server struct {
 	stats      counters
 	metrics    *serverMetrics // nil without Options.MeterProvider
 	refusals   refusalLog
+	acceptErrs acceptErrorLog
 	reqRefused requestRefusalLog
 	hooks      atomic.Pointer[hooks]
 }
@@ -147,6 +148,7 @@ func New(mux *Mux, o Options) (*Server, error) {
 	if s.refusals.clock == nil {
 		s.refusals.clock = spi.NewMonotonicClock()
 	}
+	s.acceptErrs = acceptErrorLog{logger: r.Logger, clock: s.refusals.clock}
 	if a := r.Admission; a != nil {
 		if _, err := s.kernel.Enable(*a); err != nil {
 			return nil, fmt.Errorf("server: Options.Admission: %w", err)
@@ -306,9 +308,10 @@ func (s *Server) Serve(l net.Listener) error {
 			if s.isClosing() {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			if acceptRetryable(err) { // accept_errors.go
+				backoff = acceptBackoff(backoff)
+				s.stats.acceptErrors.Add(1)
+				s.acceptErrs.failed(err, l.Addr().String(), backoff)
 				time.Sleep(backoff)
 				continue
 			}

@@ -59,6 +59,9 @@ type Stats struct {
 	// StreamStalls counts the streams ended because a Send waited
 	// Options.StreamStallTimeout for the client's window.
 	StreamStalls uint64
+	// AcceptErrors counts the Accept failures Serve backed off from and
+	// retried (out of file descriptors, say).
+	AcceptErrors uint64
 	// FrameMemory is the bytes held now for large request frames (at
 	// most Options.MaxFrameMemory).
 	FrameMemory int64
@@ -116,6 +119,7 @@ func (s *Server) Stats() Stats {
 		WriteTimeouts:            s.stats.writeTimeouts.Load(),
 		FrameMemoryRefusals:      s.stats.frameBudgetRefusals.Load(),
 		StreamStalls:             s.stats.streamStalls.Load(),
+		AcceptErrors:             s.stats.acceptErrors.Load(),
 		FrameMemory:              s.frameBudget.InUse(),
 		Decompressions:           s.stats.decompressions.Load(),
 		DecodedBytes:             s.stats.decodedBytes.Load(),
@@ -141,6 +145,7 @@ type counters struct {
 	cancels, panics, readLoopPanics             atomic.Uint64
 	backpressured, writeTimeouts                atomic.Uint64
 	frameBudgetRefusals, streamStalls           atomic.Uint64
+	acceptErrors                                atomic.Uint64
 	decompressions, decodedBytes                atomic.Uint64
 	decodeFailures, compressedResponses         atomic.Uint64
 	compressedStreamMessages                    atomic.Uint64
