@@ -159,7 +159,8 @@ func takes(names []string) string {
 }
 
 // authorized checks the bearer token and answers 401 when it is missing
-// or wrong. The comparison is of SHA-256 digests, in constant time: it
+// or wrong, before anything of the request's body is read, and closes the
+// connection after that answer. The comparison is of SHA-256 digests, in constant time: it
 // takes as long whatever the token presented, its length included.
 func (h *handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 	auth := r.Header.Get("Authorization")
@@ -178,6 +179,13 @@ func (h *handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 		msg = "invalid token"
 	}
 	h.refusal.refused(r.RemoteAddr, r.Method, r.URL.Path, msg)
+	// Nothing of an unauthenticated body is read: the connection closes
+	// after the answer. net/http would drain up to 256 KiB of an unread
+	// body after the handler (an endless chunked one held the connection
+	// for the read timeout); a read deadline in the past makes that
+	// drain fail at once, after the answer is flushed.
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	if msg == "invalid token" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="sluice", error="invalid_token"`)
 	} else {
