@@ -34,6 +34,9 @@ func startAdmin(ctx context.Context, ctl *control.Controller, cf controlFlags, l
 	if err != nil {
 		return nil, fmt.Errorf("-admin: %w", err)
 	}
+	// One client cannot take every connection of the port (dashboards
+	// hold one for /v1/events each).
+	l = admin.LimitListener(l, admin.DefaultMaxConns, admin.DefaultMaxConnsPerAddress)
 	hs := admin.NewServer(h, logger)
 	done := make(chan struct{})
 	go func() {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -124,4 +125,35 @@ func TestServeMetricsAddressInUse(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "sluice serve: -metrics "+l.Addr().String()+": listen tcp "+l.Addr().String()+": bind: address already in use\n")
 	assert.NotContains(t, stdout, "listening on")
+}
+
+// With -metrics-token-file a scrape needs the token: without it 401 (and
+// the connection closes), with it the metrics. The flag alone, without
+// -metrics, stops serve at the start.
+func TestServeMetricsToken(t *testing.T) {
+	fakeHangups(t)
+	tokenPath := filepath.Join(t.TempDir(), "metrics.token")
+	require.NoError(t, os.WriteFile(tokenPath, []byte("a-metrics-token-of-some-length\n"), 0o600))
+	maddr := freeAddr(t)
+	serveInBackground(t, "-metrics", maddr, "-metrics-token-file", tokenPath)
+
+	resp, err := http.Get("http://" + maddr + "/metrics")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.True(t, resp.Close)
+
+	req, err := http.NewRequest(http.MethodGet, "http://"+maddr+"/metrics", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer a-metrics-token-of-some-length")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(body), "sluice_server_connections_live")
+
+	code, _, stderr := runCommand("serve", "-addr", freeAddr(t), "-metrics-token-file", tokenPath)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "-metrics-token-file needs -metrics")
 }
