@@ -44,7 +44,8 @@ type Controller struct {
 	cur      Applied
 	rejected *Rejection
 	counts   map[Source]*Counts
-	reg      metric.Registration // of the metrics callback, until Close
+	health   map[Source]SourceHealth // ReportSource (source_health.go)
+	reg      metric.Registration     // of the metrics callback, until Close
 }
 
 // Counts are a source's changes by outcome.
@@ -109,6 +110,9 @@ type Status struct {
 	// yet). A later successful change does not clear it; compare At.
 	LastRejection *Rejection
 	Counts        map[Source]Counts
+	// Sources is what each source last reported of its input
+	// (ReportSource); a source that never reported is absent.
+	Sources map[Source]SourceHealth
 }
 
 // Status returns the configuration in force, the last rejection and the
@@ -123,6 +127,10 @@ func (c *Controller) Status() Status {
 	}
 	for s, n := range c.counts {
 		st.Counts[s] = *n
+	}
+	st.Sources = make(map[Source]SourceHealth, len(c.health))
+	for s, h := range c.health {
+		st.Sources[s] = h
 	}
 	return st
 }

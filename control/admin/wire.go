@@ -70,6 +70,21 @@ type Status struct {
 	LastRejection *Rejection `json:"last_rejection"`
 	// Counts are the changes of each source by outcome.
 	Counts map[string]Counts `json:"counts"`
+	// Sources is what each source last said of its input: a file that
+	// cannot be read says so here (its last error, since when), while
+	// the configuration in force is kept.
+	Sources map[string]SourceHealth `json:"sources"`
+}
+
+// SourceHealth is a source's last report of its input.
+type SourceHealth struct {
+	Origin string `json:"origin"`
+	// OK is false while the source cannot read its input; LastError says
+	// why.
+	OK        bool      `json:"ok"`
+	LastError string    `json:"last_error,omitempty"`
+	At        time.Time `json:"at"`
+	Since     time.Time `json:"since"`
 }
 
 // Rejection is a change that was not applied.
@@ -194,6 +209,14 @@ func statusJSON(st control.Status, gen uint64) Status {
 	}
 	for s, n := range st.Counts {
 		out.Counts[string(s)] = Counts(n)
+	}
+	out.Sources = map[string]SourceHealth{}
+	for s, h := range st.Sources {
+		sh := SourceHealth{Origin: h.Origin, OK: h.Err == nil, At: h.At, Since: h.Since}
+		if h.Err != nil {
+			sh.LastError = h.Err.Error()
+		}
+		out.Sources[string(s)] = sh
 	}
 	return out
 }

@@ -114,6 +114,7 @@ func Start(ctx context.Context, ctl *control.Controller, path string, o Options)
 		_ = w.Close()
 		return nil, r.Err
 	}
+	ctl.ReportSource(control.SourceFile, path, nil)
 	ctx, s.cancel = context.WithCancel(ctx)
 	go s.run(ctx)
 	return s, nil
@@ -193,6 +194,11 @@ func (s *Source) read() Result {
 // handled logs what only the Source knows of r, then hands it to
 // Options.Handled.
 func (s *Source) handled(r Result) {
+	if r.Document == nil {
+		s.ctl.ReportSource(control.SourceFile, s.path, r.Err) // unreadable
+	} else {
+		s.ctl.ReportSource(control.SourceFile, s.path, nil) // read (applied or rejected: Status says)
+	}
 	if r.Err != nil && r.Document == nil {
 		msg := "configuration file unreadable; the configuration in force is kept"
 		if errors.Is(r.Err, fs.ErrNotExist) {

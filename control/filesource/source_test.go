@@ -204,6 +204,11 @@ func TestRemovedFileKeepsTheConfigurationUntilItComesBack(t *testing.T) {
 	assert.Equal(t, uint64(1), h.srv.Admission().Generation())
 	assert.Equal(t, 7, h.perConnection())
 	assert.Equal(t, 1, h.log.count("configuration file missing; the configuration in force is kept until it comes back"), h.log.String())
+	// The Controller's status says why the file's document is not the
+	// one in force (issue 26 section 2: /v1/status said nothing).
+	missing := h.ctl.Status().Sources[control.SourceFile]
+	require.ErrorIs(t, missing.Err, fs.ErrNotExist)
+	assert.Equal(t, h.path, missing.Origin)
 
 	writeFile(t, h.path, doc(9))
 	h.fire()
@@ -211,6 +216,9 @@ func TestRemovedFileKeepsTheConfigurationUntilItComesBack(t *testing.T) {
 	require.NoError(t, r.Err)
 	assert.Equal(t, uint64(2), r.Applied.Generation)
 	assert.Equal(t, 9, h.perConnection())
+	back := h.ctl.Status().Sources[control.SourceFile]
+	assert.NoError(t, back.Err)
+	assert.False(t, back.Since.Before(missing.Since), "a recovery starts a new state")
 }
 
 // The file's directory removed and made again: the Source watches the
