@@ -25,6 +25,9 @@ type Source struct {
 	// revision is the newest revision of the key handled; only run's
 	// goroutine writes it (st.Revision is its copy for Status).
 	revision int64
+	// valueErr is the state of the key's value (setValueErr), reported
+	// again when a watch is established; only run's goroutine uses it.
+	valueErr error
 
 	mu sync.Mutex
 	st Status
@@ -113,6 +116,7 @@ func (s *Source) run(ctx context.Context) {
 		failures++
 		wait := s.o.Backoff(failures)
 		s.update(func(st *Status) { st.Connected, st.LastError, st.LastErrorAt = false, err, time.Now() })
+		s.report(err)
 		s.o.Logger.Warn("etcd: reading the configuration key again", "key", s.o.Key, "after", wait, "failures", failures, "error", err)
 		s.o.OnEvent(Event{Kind: EventFailed, Err: err, Wait: wait})
 		if !sleep(ctx, wait) {
@@ -134,6 +138,7 @@ func (s *Source) read(ctx context.Context) (int64, error) {
 	if len(resp.Kvs) == 0 {
 		s.o.Logger.Warn("etcd: the configuration key does not exist; the configuration in force is kept", "key", s.o.Key,
 			"etcd_revision", at, "in_force", s.ctl.Current().String())
+		s.setValueErr(fmt.Errorf("the key %q does not exist (etcd revision %d); the configuration in force is kept", s.o.Key, at))
 		s.o.OnEvent(Event{Kind: EventMissing, Revision: at})
 	} else {
 		s.put(resp.Kvs[0])
@@ -159,6 +164,7 @@ func (s *Source) watch(ctx context.Context, from int64) (established bool, err e
 		if resp.Created {
 			established = true
 			s.update(func(st *Status) { st.Connected, st.WatchingFrom = true, from })
+			s.report(s.valueErr) // connected again: the value's state
 			s.o.Logger.Info("etcd: watching the configuration key", "key", s.o.Key, "from_revision", from)
 			s.o.OnEvent(Event{Kind: EventWatching, Revision: from})
 		}
@@ -193,10 +199,12 @@ func (s *Source) put(kv *mvccpb.KeyValue) {
 	if len(kv.Value) > s.o.MaxValueBytes {
 		err := &ValueTooLargeError{Key: s.o.Key, Revision: rev, Size: len(kv.Value), Max: s.o.MaxValueBytes}
 		s.update(func(st *Status) { st.LastError, st.LastErrorAt = err, time.Now() })
+		s.setValueErr(err)
 		s.o.Logger.Warn("etcd: configuration refused; the configuration in force is kept", "key", s.o.Key, "revision", rev, "error", err)
 		s.o.OnEvent(Event{Kind: EventRejected, Revision: rev, Err: err})
 		return
 	}
+	s.setValueErr(nil) // a value was read; what Apply makes of it, Status says
 	a, err := s.ctl.Apply(control.Change{
 		Source:   control.SourceEtcd,
 		Origin:   fmt.Sprintf("%s@%d", s.o.Key, rev),
@@ -220,6 +228,7 @@ func (s *Source) deleted(rev int64) {
 		return
 	}
 	s.setRevision(rev)
+	s.setValueErr(fmt.Errorf("the key %q was deleted at revision %d; the configuration in force is kept until it is written again", s.o.Key, rev))
 	s.o.Logger.Warn("etcd: the configuration key was deleted; the configuration in force is kept until it is written again",
 		"key", s.o.Key, "revision", rev, "in_force", s.ctl.Current().String())
 	s.o.OnEvent(Event{Kind: EventDeleted, Revision: rev})
@@ -257,4 +266,19 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// report tells the Controller what the source last found of its key
+// (control.Controller.ReportSource: /v1/status shows it): a failure to
+// read or watch it, else the state of its value (valueErr).
+func (s *Source) report(err error) {
+	s.ctl.ReportSource(control.SourceEtcd, s.o.Key, err)
+}
+
+// setValueErr records and reports the state of the key's value: nil for
+// a value handed to the Controller (what it made of it, its Status says),
+// a refused value, a missing or deleted key.
+func (s *Source) setValueErr(err error) {
+	s.valueErr = err
+	s.report(err)
 }

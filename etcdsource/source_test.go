@@ -100,6 +100,7 @@ func TestDeletedKeyKeepsTheConfiguration(t *testing.T) {
 	del, err := f.cli.Delete(f.ctx(), key)
 	require.NoError(t, err)
 	ev := f.waitFor(etcdsource.EventDeleted)
+	assert.ErrorContains(t, f.ctl.Status().Sources[control.SourceEtcd].Err, "was deleted")
 	assert.Equal(t, del.Header.Revision, ev.Revision)
 	assert.Equal(t, before, f.ctl.Current())
 	assert.Equal(t, del.Header.Revision, src.Status().Revision)
@@ -261,6 +262,12 @@ func TestValueTooLargeIsRefused(t *testing.T) {
 	assert.Contains(t, ev.Err.Error(), fmt.Sprintf("%s@%d", key, rev))
 	assert.Equal(t, rev1, f.ctl.Current().Revision)
 	assert.ErrorAs(t, src.Status().LastError, &tooLarge)
+	// The Controller's status says it too (issue 26: /v1/status said
+	// nothing of a refused value).
+	assert.ErrorAs(t, f.ctl.Status().Sources[control.SourceEtcd].Err, &tooLarge)
+	f.put(doc(3))
+	f.waitFor(etcdsource.EventApplied)
+	assert.NoError(t, f.ctl.Status().Sources[control.SourceEtcd].Err)
 }
 
 // etcd down when the source starts: reads fail with backoff and the
@@ -283,6 +290,7 @@ func TestEtcdDownAtStartRetriesUntilItAnswers(t *testing.T) {
 		t.Fatal("ready without a read")
 	default:
 	}
+	assert.Error(t, f.ctl.Status().Sources[control.SourceEtcd].Err, "etcd down: /v1/status says so")
 	f.etcd.Restart()
 	ev := f.waitFor(etcdsource.EventApplied)
 	assert.Equal(t, rev, ev.Revision)
