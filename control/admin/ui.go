@@ -2,8 +2,10 @@ package admin
 
 import (
 	"embed"
+	"fmt"
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
 // uiPath is the root of the dashboard.
@@ -44,6 +46,14 @@ func (h *handler) ui(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == uiPath {
 		http.Redirect(w, r, uiPath+"/", http.StatusMovedPermanently)
 		return
+	}
+	// A file the dashboard does not have is the API's JSON 404, as for
+	// every other path (net/http's file server answers text/plain).
+	if name := strings.TrimPrefix(r.URL.Path, uiPath+"/"); name != "" {
+		if fi, err := fs.Stat(uiFS, name); err != nil || fi.IsDir() {
+			writeError(w, http.StatusNotFound, ErrorBody{Error: fmt.Sprintf("no such dashboard file %q (the dashboard: %s/)", r.URL.Path, uiPath)})
+			return
+		}
 	}
 	hd := w.Header()
 	hd.Set("Content-Security-Policy", uiContentSecurityPolicy)

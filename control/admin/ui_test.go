@@ -54,7 +54,9 @@ func TestUIServesItsAssetsWithoutToken(t *testing.T) {
 		assert.Equal(t, http.StatusOK, a.doAuth(http.MethodGet, "/ui/"+js, nil).code, js)
 	}
 
-	assert.Equal(t, http.StatusNotFound, a.doAuth(http.MethodGet, "/ui/nope.js", nil).code)
+	r = a.doAuth(http.MethodGet, "/ui/nope.js", nil)
+	assert.Equal(t, http.StatusNotFound, r.code)
+	assert.Contains(t, r.errBody(t).Error, `no such dashboard file "/ui/nope.js"`, "a JSON 404 like the API's (issue 26 section 5)")
 	r = a.doAuth(http.MethodPost, "/ui/", nil)
 	assert.Equal(t, http.StatusMethodNotAllowed, r.code)
 	assert.Equal(t, "GET, HEAD", r.header.Get("Allow"))
