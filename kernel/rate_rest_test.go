@@ -67,6 +67,6 @@ func TestIdlePartitionEntryKeepsItsRateUsage(t *testing.T) {
 	f.refusedT(tenant("a"), kernel.ReasonRate)
 	f.clock.Advance(time.Hour) // full again: "a" can go
 	f.grantT(tenant("b")).Release()
-	_, hasA := f.partition("partition:tenant@v1").Entry("a")
+	_, hasA := f.k.PartitionEntry("partition:tenant@v1", "a")
 	require.False(t, hasA)
 }

@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -30,7 +29,11 @@ type Stats struct {
 	Partitions []PartitionStats
 }
 
-// PartitionStats describes one partition namespace.
+// PartitionStats describes one partition namespace: figures kept as they
+// change and the default partition, read in O(1) whatever the number of
+// keys. The keyed entries are read one key at a time
+// (Kernel.PartitionEntry) or a bounded page at a time
+// (Kernel.PartitionEntries), never all at once.
 type PartitionStats struct {
 	Name        string // "partition:tenant@v1"
 	Keys        int64  // keyed entries (the default partition is not counted)
@@ -47,8 +50,8 @@ type PartitionStats struct {
 	// partition_capacity, and what every entry's limits refused; nil
 	// when none.
 	Refusals map[string]uint64
-	// Entries are the default partition, then the keys in order.
-	Entries []PartitionEntryStats
+	// Default is the default partition.
+	Default PartitionEntryStats
 }
 
 // PartitionEntryStats describes one partition.
@@ -58,16 +61,6 @@ type PartitionEntryStats struct {
 	Active  int64 // requests admitting, waiting or holding
 	LastUse time.Time
 	Limits  []ScopeStats
-}
-
-// Entry returns the stats of key, and whether it exists.
-func (p PartitionStats) Entry(key string) (PartitionEntryStats, bool) {
-	for _, e := range p.Entries {
-		if !e.Default && e.Key == key {
-			return e, true
-		}
-	}
-	return PartitionEntryStats{}, false
 }
 
 // Partition returns the stats of the named namespace (the newest one when
@@ -121,8 +114,9 @@ func (k *Kernel) Stats() Stats {
 		s.Scopes = append(s.Scopes, st.stats(now))
 	}
 	k.qmu.Unlock()
-	// The namespaces' entries are read without the queue lock, which
-	// requests that wait need: each figure is an atomic of its own.
+	// The namespaces' figures are read without the queue lock, which
+	// requests that wait need: each is an atomic of its own, and none is
+	// per key.
 	for _, ns := range spaces {
 		s.Partitions = append(s.Partitions, ns.stats(now))
 	}
@@ -153,31 +147,24 @@ func refusalCounts(c *[reasonCount]atomic.Uint64) map[string]uint64 {
 	return m
 }
 
-// testHookEntryStats, if set, runs before Stats reads each partition
-// entry: the instant a long walk of a large namespace is under way.
-var testHookEntryStats func()
-
 func (ns *namespace) stats(now time.Time) PartitionStats {
-	ps := PartitionStats{
+	return PartitionStats{
 		Name: ns.name, Keys: ns.count.Load(), Max: ns.max.Load(),
 		IdleTimeout: time.Duration(ns.idle.Load()), Programs: ns.refs.Load(),
 		Sweeps:   ns.sweeps.Load(),
 		Refusals: refusalCounts(&ns.refusals),
+		Default:  ns.def.stats(now),
 	}
-	ns.eachEntry(func(e *partEntry) {
-		if testHookEntryStats != nil {
-			testHookEntryStats()
+}
+
+func (e *partEntry) stats(now time.Time) PartitionEntryStats {
+	es := PartitionEntryStats{Key: e.key, Default: e.isDefault, Active: max(e.pins.Load(), 0), LastUse: time.Unix(0, e.lastUse.Load())}
+	for _, st := range e.states.Load().s {
+		if st != nil {
+			es.Limits = append(es.Limits, st.stats(now))
 		}
-		es := PartitionEntryStats{Key: e.key, Default: e.isDefault, Active: e.pins.Load(), LastUse: time.Unix(0, e.lastUse.Load())}
-		for _, st := range e.states.Load().s {
-			if st != nil {
-				es.Limits = append(es.Limits, st.stats(now))
-			}
-		}
-		ps.Entries = append(ps.Entries, es)
-	})
-	slices.SortFunc(ps.Entries[1:], func(a, b PartitionEntryStats) int { return strings.Compare(a.Key, b.Key) })
-	return ps
+	}
+	return es
 }
 
 // Scope returns the stats of the named state, and whether it exists.
