@@ -75,8 +75,10 @@ type entryStates struct {
 	s [2]*state // concurrency, rate
 	// parked is the concurrency state of a rule that a later program
 	// removed while requests of the entry were active: re-adding a
-	// concurrency limit finds it again, so its holders still count. It
-	// is dropped once the entry has no active request.
+	// concurrency limit finds it again, so its holders still count. The
+	// next publication that changes the rule drops it once the entry has
+	// no active request (until then it is kept: reused with no holders,
+	// it counts nothing, as a new state would).
 	parked *state
 }
 

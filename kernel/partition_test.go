@@ -574,3 +574,34 @@ func TestStatsCostsTheSameAtEveryNumberOfKeys(t *testing.T) {
 	one, many := allocs(1), allocs(10_000)
 	require.Equal(t, one, many, "Stats allocated %v times with 1 key and %v with 10,000", one, many)
 }
+
+// A publication that leaves the per-partition rule as it is visits no
+// entry: changing the global limit back and forth allocates exactly as
+// much with 10,000 keys as with 1 (issue 37: an unrelated method's limit
+// change cost 37 ms and one allocation per key at 300k keys).
+func TestAPublicationThatKeepsThePartitionRuleCostsTheSameAtEveryNumberOfKeys(t *testing.T) {
+	allocs := func(keys int) float64 {
+		f := newPartFixture(t)
+		opts := func(global int64) kernel.Options {
+			o := partitioned(byTenant(1), 20_000, time.Hour, concurrency.Spec(1))
+			o.Global = kernel.Rule{Limits: []spi.Spec{concurrency.Spec(global)}}
+			return o
+		}
+		f.enable(opts(100))
+		for i := range keys {
+			f.grantT(tenant(fmt.Sprint("t", i))).Release()
+		}
+		held := f.grantT(tenant("t0"))
+		global := int64(100)
+		n := testing.AllocsPerRun(20, func() {
+			global = 300 - global // 100, 200, 100, ...
+			f.update(opts(global))
+		})
+		// The rule still holds for every key: t0 is at its limit of 1.
+		f.refusedT(tenant("t0"), kernel.ReasonConcurrency)
+		held.Release()
+		return n
+	}
+	one, many := allocs(1), allocs(10_000)
+	require.Equal(t, one, many, "a publication allocated %v times with 1 key and %v with 10,000", one, many)
+}
