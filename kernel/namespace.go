@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -173,9 +174,7 @@ func (ns *namespace) create(key string, now time.Time) (*partEntry, bool) {
 	if e := ns.entries.load(key); e != nil && e.tryPin(now) {
 		return e, true
 	}
-	idle := ns.idle.Load()
-	since := now.UnixNano() - ns.lastSweep.Load()
-	if ns.sweeping.Load() || since >= idle || ns.count.Load() >= ns.max.Load() && since >= idle/fullSweepsPerIdle {
+	if ns.reclaimDue(now) {
 		ns.sweepStepLocked(now)
 	}
 	if ns.count.Load() >= ns.max.Load() {
@@ -186,6 +185,38 @@ func (ns *namespace) create(key string, now time.Time) (*partEntry, bool) {
 	ns.entries.insert(key, e)
 	ns.count.Add(1)
 	return e, true
+}
+
+// reclaimDue reports, lock-free, that a reclaim pass is under way, or due:
+// IdleTimeout after the previous one began, or IdleTimeout/16 when the
+// namespace is full.
+func (ns *namespace) reclaimDue(now time.Time) bool {
+	idle := ns.idle.Load()
+	since := now.UnixNano() - ns.lastSweep.Load()
+	return ns.sweeping.Load() || since >= idle || ns.count.Load() >= ns.max.Load() && since >= idle/fullSweepsPerIdle
+}
+
+// reclaimPass runs the reclaim pass that is under way or due to its end,
+// one step at a time, taking insertMu for each step only: new keys are
+// made between two steps. It returns the entries reclaimed, or stops
+// between two steps when ctx ends.
+func (ns *namespace) reclaimPass(ctx context.Context, now func() time.Time) int {
+	reclaimed := 0
+	for ctx.Err() == nil {
+		ns.insertMu.Lock()
+		t := now()
+		if !ns.reclaimDue(t) {
+			ns.insertMu.Unlock()
+			return reclaimed
+		}
+		reclaimed += ns.sweepStepLocked(t)
+		more := ns.sweeping.Load()
+		ns.insertMu.Unlock()
+		if !more {
+			return reclaimed
+		}
+	}
+	return reclaimed
 }
 
 // fullUntilSweep reports, without a lock, that the namespace is at
@@ -213,9 +244,10 @@ const sweepStepBudget = 256
 // idle for IdleTimeout (judged by their own last-use time), and whose rate
 // state counts no consumed quota any more: a new entry of the key would be
 // no different, so reclaiming it is no free burst. A pass over N entries
-// takes N/sweepStepBudget new keys; each is judged at the step that
-// visits it. ns.insertMu held.
-func (ns *namespace) sweepStepLocked(now time.Time) {
+// takes N/sweepStepBudget new keys (or one Kernel.ReclaimIdle); each is
+// judged at the step that visits it. It returns the entries reclaimed.
+// ns.insertMu held.
+func (ns *namespace) sweepStepLocked(now time.Time) int {
 	if !ns.sweeping.Load() {
 		ns.lastSweep.Store(now.UnixNano())
 		ns.sweeps.Add(1)
@@ -223,12 +255,13 @@ func (ns *namespace) sweepStepLocked(now time.Time) {
 		ns.sweeping.Store(true)
 	}
 	idle := ns.idle.Load()
-	visited := 0
+	visited, reclaimed := 0, 0
 	next, done := ns.entries.walk(ns.cursor, sweepStepBudget, func(e *partEntry) {
 		visited++
 		if e.pins.Load() == 0 && now.UnixNano()-e.lastUse.Load() >= idle && e.atRest(now) && e.pins.CompareAndSwap(0, -1) {
 			ns.entries.remove(e.key, e)
 			ns.count.Add(-1)
+			reclaimed++
 		}
 	})
 	ns.cursor = next
@@ -238,6 +271,7 @@ func (ns *namespace) sweepStepLocked(now time.Time) {
 	if testHookSweepStep != nil {
 		testHookSweepStep(visited)
 	}
+	return reclaimed
 }
 
 // testHookSweepStep, if set, is called with the entries each reclaim step

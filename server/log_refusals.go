@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"time"
 )
 
 // requestRefusalLog makes refused requests visible without one line per
@@ -24,44 +23,26 @@ import (
 type requestRefusalLog struct {
 	logger *slog.Logger
 	stats  *counters
+	tick   periodic // flush, every refusalLogInterval
 
-	mu      sync.Mutex // start and stop; flush
-	started bool
-	stopped bool
-	wg      sync.WaitGroup
-	logged  [dropCanceled]uint64 // the counts already reported, by reason
-	lines   [dropCanceled]bool   // a line of that reason was logged
+	mu     sync.Mutex           // flush
+	logged [dropCanceled]uint64 // the counts already reported, by reason
+	lines  [dropCanceled]bool   // a line of that reason was logged
+}
+
+func newRequestRefusalLog(logger *slog.Logger, stats *counters) *requestRefusalLog {
+	l := &requestRefusalLog{logger: logger, stats: stats}
+	l.tick = periodic{every: refusalLogInterval, run: func(context.Context) { l.flush() }}
+	return l
 }
 
 // start starts the periodic flush until ctx ends, once; never after stop.
-func (l *requestRefusalLog) start(ctx context.Context) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.started || l.stopped {
-		return
-	}
-	l.started = true
-	l.wg.Go(func() {
-		t := time.NewTicker(refusalLogInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				l.flush()
-			case <-ctx.Done():
-				return
-			}
-		}
-	})
-}
+func (l *requestRefusalLog) start(ctx context.Context) { l.tick.start(ctx) }
 
 // stop waits for the periodic flush to end (its ctx must be done) and
 // logs the refusals not yet reported. It may be called more than once.
 func (l *requestRefusalLog) stop() {
-	l.mu.Lock()
-	l.stopped = true
-	l.mu.Unlock()
-	l.wg.Wait()
+	l.tick.stop()
 	l.flush()
 }
 

@@ -12,7 +12,7 @@ import (
 // count.
 func TestRequestRefusalCostsOneAtomicAdd(t *testing.T) {
 	var st counters
-	l := requestRefusalLog{logger: slog.New(slog.DiscardHandler), stats: &st}
+	l := newRequestRefusalLog(slog.New(slog.DiscardHandler), &st)
 	ctx, cancel := context.WithCancel(context.Background())
 	l.start(ctx)
 	if n := testing.AllocsPerRun(1000, func() { st.refused(dropQueueFull) }); n != 0 {

@@ -72,7 +72,8 @@ type Server struct {
 	metrics    *serverMetrics // nil without Options.MeterProvider
 	refusals   refusalLog
 	acceptErrs acceptErrorLog
-	reqRefused requestRefusalLog
+	reqRefused *requestRefusalLog
+	reclaim    *periodic // the kernel's idle reclaim (reclaim_idle.go)
 	hooks      atomic.Pointer[hooks]
 }
 
@@ -144,7 +145,8 @@ func New(mux *Mux, o Options) (*Server, error) {
 		return nil, err
 	}
 	s.refusals = refusalLog{logger: r.Logger, clock: r.Clock, gate: s.gate}
-	s.reqRefused = requestRefusalLog{logger: r.Logger, stats: &s.stats}
+	s.reqRefused = newRequestRefusalLog(r.Logger, &s.stats)
+	s.reclaim = newIdleReclaim(s)
 	if s.refusals.clock == nil {
 		s.refusals.clock = spi.NewMonotonicClock()
 	}
@@ -300,6 +302,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	defer s.untrack(l)
 	s.reqRefused.start(s.ctx)
+	s.reclaim.start(s.ctx)
 	s.logServing(l.Addr().String())
 	var backoff time.Duration
 	for {
@@ -491,6 +494,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 	s.cancel()
 	s.reqRefused.stop()
+	s.reclaim.stop()
 	if awaitOrDone(ctx, s.kernel.Drained()) {
 		err := s.kernel.Drain(context.Background()) // drained: returns at once
 		s.logStopped(start)
@@ -533,6 +537,7 @@ func (s *Server) Close() error {
 	s.cancel()
 	s.connWG.Wait()
 	s.reqRefused.stop()
+	s.reclaim.stop()
 	s.logClosed(len(conns))
 	return nil
 }
