@@ -69,10 +69,12 @@ fuzz:
 
 ## stress: the kernel's storms at full length, with the race detector:
 ## TestStressKindSwapsAtEveryScope makes STRESS_GRANTS grants (default
-## 4,000,000; make test runs 60,000) and prints its figures.
+## 4,000,000; make test runs 60,000) and prints its figures;
+## TestStressHistoriesAreLinearizable records at most 400,000 of them and
+## checks the history with porcupine.
 STRESS_GRANTS ?= 4000000
 stress:
-	set -o pipefail; cd kernel && SLUICE_STRESS_GRANTS=$(STRESS_GRANTS) $(GO) test -race -count=1 -timeout 90m -run '^TestStress' -v . | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|grants|holders'
+	set -o pipefail; cd kernel && SLUICE_STRESS_GRANTS=$(STRESS_GRANTS) $(GO) test -race -count=1 -timeout 90m -run '^TestStress' -v . | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|grants|holders|porcupine'
 
 ## lint: gofmt and go vet over every module, and go.work/replace consistency.
 lint: check-work

@@ -3,6 +3,7 @@ module github.com/sluicerpc/sluice/kernel
 go 1.26.0
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/sluicerpc/sluice/limiters/concurrency v0.0.0
 	github.com/sluicerpc/sluice/limiters/tokenbucket v0.0.0
 	github.com/sluicerpc/sluice/limiters/window v0.0.0

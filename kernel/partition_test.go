@@ -554,8 +554,8 @@ func TestStatsDoesNotHoldUpSealOrPublications(t *testing.T) {
 	require.Len(t, page, 10_001, "one page of 20,000 holds every key")
 }
 
-// Stats reads no keyed entry: with 10,000 keys it allocates exactly what
-// it allocates with 1 (issue 37: at 300k keys it allocated 159 MB and
+// Stats reads no keyed entry: with 10,000 keys it allocates what it
+// allocates with 1, give or take a few, where a walk would add 10,000 (issue 37: at 300k keys it allocated 159 MB and
 // sorted them, periodically, for the admin API, the dashboard and the
 // metrics). A key is read with PartitionEntry, in one lookup.
 func TestStatsCostsTheSameAtEveryNumberOfKeys(t *testing.T) {
@@ -572,12 +572,12 @@ func TestStatsCostsTheSameAtEveryNumberOfKeys(t *testing.T) {
 		return testing.AllocsPerRun(20, func() { f.k.Stats() })
 	}
 	one, many := allocs(1), allocs(10_000)
-	require.Equal(t, one, many, "Stats allocated %v times with 1 key and %v with 10,000", one, many)
+	require.Less(t, many, one+100, "Stats allocated %v times with 1 key and %v with 10,000", one, many)
 }
 
 // A publication that leaves the per-partition rule as it is visits no
-// entry: changing the global limit back and forth allocates exactly as
-// much with 10,000 keys as with 1 (issue 37: an unrelated method's limit
+// entry: changing the global limit back and forth allocates as much with
+// 10,000 keys as with 1, give or take a few (issue 37: an unrelated method's limit
 // change cost 37 ms and one allocation per key at 300k keys).
 func TestAPublicationThatKeepsThePartitionRuleCostsTheSameAtEveryNumberOfKeys(t *testing.T) {
 	allocs := func(keys int) float64 {
@@ -602,6 +602,9 @@ func TestAPublicationThatKeepsThePartitionRuleCostsTheSameAtEveryNumberOfKeys(t 
 		held.Release()
 		return n
 	}
+	// A publication's own allocations vary by one or two between runs
+	// (52 to 54 seen under -race), whatever the keys; a walk of the
+	// entries would add 10,000.
 	one, many := allocs(1), allocs(10_000)
-	require.Equal(t, one, many, "a publication allocated %v times with 1 key and %v with 10,000", one, many)
+	require.Less(t, many, one+100, "a publication allocated %v times with 1 key and %v with 10,000", one, many)
 }
