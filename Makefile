@@ -5,7 +5,7 @@ MODULES := $(shell $(GO) list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)/||" | sort)
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
-.PHONY: all deps test conformance bench bench-reload bench-plugin bench-compare bench-hostile lint tidy demo modules check-work stress fuzz
+.PHONY: all deps test conformance bench bench-reload bench-scale bench-plugin bench-compare bench-hostile lint tidy demo modules check-work stress fuzz
 
 all: lint test
 
@@ -56,6 +56,16 @@ bench-compare:
 ## before decoding, and their RATIO (target >= 0.8; exits 1 below it).
 bench-hostile:
 	cd bench && $(GO) run ./hostile
+
+## bench-scale: the partition namespace's curves from 1 to 1,000,000 keys
+## (issue 37): a new key, a refused key, Stats, a publication that keeps
+## the rule, memory per key, and distinct keys at 1 and 2 cores.
+SCALE_KEYS ?= 1,100,10000,100000,1000000
+bench-scale:
+	cd kernel && SLUICE_SCALE_KEYS=$(SCALE_KEYS) $(GO) test -run '^$$' -timeout 60m -benchtime 20000x \
+		-bench 'BenchmarkPartition(NewKey|RefusedKey|MemoryPerKey)|BenchmarkStats|BenchmarkPublishUnrelated' .
+	cd kernel && SLUICE_SCALE_KEYS=$(SCALE_KEYS) $(GO) test -run '^$$' -timeout 60m -benchtime 2000000x -cpu 1,2 \
+		-bench 'BenchmarkPartitionDistinctKeysParallel' .
 
 ## bench-plugin: BenchmarkPluginBridge in ROUNDS runs (default 10), and the
 ## median per-run ratio of the bridge to a raw go-plugin round trip.
