@@ -81,10 +81,12 @@ fuzz:
 ## TestStressKindSwapsAtEveryScope makes STRESS_GRANTS grants (default
 ## 4,000,000; make test runs 60,000) and prints its figures;
 ## TestStressHistoriesAreLinearizable records at most 400,000 of them and
-## checks the history with porcupine.
+## checks the history with porcupine; then TestEveryScheduleKeepsTheLimit
+## runs every order of its scenarios' turns (no preemption bound).
 STRESS_GRANTS ?= 4000000
 stress:
 	set -o pipefail; cd kernel && SLUICE_STRESS_GRANTS=$(STRESS_GRANTS) $(GO) test -race -count=1 -timeout 90m -run '^TestStress' -v . | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|grants|holders|porcupine'
+	set -o pipefail; cd kernel && SLUICE_EXPLORE_PREEMPTIONS=-1 $(GO) test -count=1 -timeout 90m -run '^TestEveryScheduleKeepsTheLimit$$' -v . | grep -E '^(--- |ok|FAIL|PASS)|executions'
 
 ## lint: gofmt and go vet over every module, and go.work/replace consistency.
 lint: check-work
