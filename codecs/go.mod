@@ -1,6 +1,6 @@
 module github.com/sluicerpc/sluice/codecs
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/andybalholm/brotli v1.3.0
@@ -19,3 +19,5 @@ require (
 replace github.com/sluicerpc/sluice/spi => ../spi
 
 replace github.com/sluicerpc/sluice/conformance => ../conformance
+
+replace github.com/sluicerpc/sluice/plugin => ../plugin

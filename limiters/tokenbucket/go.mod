@@ -1,6 +1,6 @@
 module github.com/sluicerpc/sluice/limiters/tokenbucket
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/sluicerpc/sluice/conformance v0.0.0
@@ -16,3 +16,5 @@ require go.yaml.in/yaml/v3 v3.0.5 // indirect
 replace github.com/sluicerpc/sluice/spi => ../../spi
 
 replace github.com/sluicerpc/sluice/conformance => ../../conformance
+
+replace github.com/sluicerpc/sluice/plugin => ../../plugin
