@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"math"
 	"time"
 
 	"github.com/sluicerpc/sluice/plugin/internal/pb"
@@ -11,9 +12,25 @@ import (
 // implementation; the host re-raises it.
 const panicPrefix = "sluice-plugin-panic: "
 
+// The instants the wire can carry: int64 nanoseconds since 1970, from
+// the year 1677 to 2262.
+var (
+	earliestWireTime = time.Unix(0, math.MinInt64)
+	latestWireTime   = time.Unix(0, math.MaxInt64)
+)
+
+// toTime encodes t, saturating an instant the wire cannot carry to the
+// nearest one it can: a RetryAt centuries away (a kind asked for a huge
+// number of units) stays in the future. t.UnixNano alone wraps there, and
+// a hint after 2262 crossed the bridge as one in 1737: "retry now".
 func toTime(t time.Time) *pb.Time {
-	if t.IsZero() {
+	switch {
+	case t.IsZero():
 		return &pb.Time{}
+	case t.After(latestWireTime):
+		return &pb.Time{Set: true, UnixNano: math.MaxInt64}
+	case t.Before(earliestWireTime):
+		return &pb.Time{Set: true, UnixNano: math.MinInt64}
 	}
 	return &pb.Time{Set: true, UnixNano: t.UnixNano()}
 }
