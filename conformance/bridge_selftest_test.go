@@ -52,11 +52,11 @@ var knownBridgeEscapes = map[string]string{
 // process (TestBrokenLimitersFail). A racy one is run once here (in
 // process it must fail 20 runs of 20). It prints its table per class
 // (selftest-bridge-table lines). It starts 40-odd processes and runs the
-// whole suite through each: make conformance runs it
+// whole suite through each: make conformance-bridge runs it
 // (SLUICE_CONFORMANCE_BRIDGE=1); make test does not.
 func TestPlantedLimitersFailThroughThePluginBridge(t *testing.T) {
 	if os.Getenv("SLUICE_CONFORMANCE_BRIDGE") == "" {
-		t.Skip("long: make conformance runs it (SLUICE_CONFORMANCE_BRIDGE=1)")
+		t.Skip("long: make conformance-bridge runs it (SLUICE_CONFORMANCE_BRIDGE=1)")
 	}
 	self, err := os.Executable()
 	require.NoError(t, err)
